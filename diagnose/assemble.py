@@ -1,0 +1,136 @@
+"""Build the Diagnosis (the JSON contract) from the chosen candidate, the log and the entry.
+
+Text (title, mechanism, fix, verify, next run) comes from the encyclopedia entry;
+ranks, hosts, evidence and collateral come from the log.
+"""
+
+from __future__ import annotations
+
+from diagnose.candidates import Scored, chronological
+from diagnose.hangs import HangVerdict
+from diagnose.kb import Entry
+from diagnose.parse.model import ParsedLog
+from diagnose.schema import (
+    Candidate,
+    Collateral,
+    Diagnosis,
+    Event,
+    Evidence,
+    LogLine,
+    RootCause,
+)
+
+MAX_EVIDENCE = 8
+UNKNOWN_ENTRY = "unknown"
+
+
+def _evidence(lines: list[LogLine]) -> list[Evidence]:
+    seen: set[tuple[str, int]] = set()
+    out: list[Evidence] = []
+    for line in lines:
+        key = (line.source, line.line)
+        if key not in seen:
+            seen.add(key)
+            out.append(Evidence(file=line.source, line=line.line, rank=line.rank, text=line.text))
+    return out[:MAX_EVIDENCE]
+
+
+def _traceback_for(log: ParsedLog, line: LogLine) -> Event | None:
+    for event in log.events:
+        if event.kind == "traceback" and any((kept.source, kept.line) == (line.source, line.line) for kept in event.lines):
+            return event
+    return None
+
+
+def _rank_on_host(log: ParsedLog, host: str | None) -> int | None:
+    if host is None:
+        return None
+    ranks = sorted(rank for rank, h in log.hosts.items() if h == host)
+    if not ranks:
+        return None
+    troubled = [f for f in chronological([f for f in log.findings if f.role != "noise" and f.rank in ranks])]
+    return troubled[0].rank if troubled else ranks[0]
+
+
+def collateral_groups(log: ParsedLog, entries: dict[str, Entry], root_id: str,
+                      hang: HangVerdict | None) -> list[Collateral]:
+    """Cascade and teardown findings grouped by entry, plus later initiating failures of other entries."""
+    out: list[Collateral] = []
+    for group in sorted(log.groups, key=lambda g: g.first_order):
+        if group.role == "noise" or (group.entry_id == root_id and group.role == "initiating"):
+            continue
+        entry = entries.get(group.entry_id)
+        title = entry.title if entry else group.entry_id
+        if group.entry_id == "nccl-timeout-hang" and hang is not None and hang.summary:
+            summary = hang.summary
+        elif group.role == "initiating":
+            summary = f"later: {title} ({group.count} line(s)); after the root cause, not its origin"
+        else:
+            summary = f"{title}: {group.count} line(s) on {len(group.ranks) or 'no'} rank(s) ({group.role})"
+        out.append(Collateral(id=group.entry_id, ranks=group.ranks, count=group.count, summary=summary))
+    return out
+
+
+def build_diagnosis(log: ParsedLog, ranked: list[Scored], entries: dict[str, Entry],
+                    hang: HangVerdict | None, confidence: float) -> Diagnosis:
+    """The rules' diagnosis: the best candidate, or ``unknown`` with the most suspicious lines."""
+    candidates = [Candidate(id=s.entry_id, score=s.score) for s in ranked]
+    if not ranked:
+        return unknown_diagnosis(log, entries, hang)
+    best = ranked[0]
+    entry = entries[best.entry_id]
+    findings = chronological(best.findings)
+    lines = [f.evidence for f in findings]
+    rank = findings[0].rank if findings else None
+    host = findings[0].host if findings else None
+    notes: list[str] = []
+    if findings and rank is None:
+        rank = _rank_on_host(log, host)
+    if hang is not None and (not findings or all(f.role == "cascade" for f in findings)):
+        rank = hang.rank
+        host = log.hosts.get(rank) if rank is not None else None
+        lines = [line for event in hang.evidence for line in event.lines] + lines
+        notes.append(f"hang reasoning: {hang.reason}")
+    if findings:
+        traceback = _traceback_for(log, findings[0].evidence)
+        if traceback is not None:
+            lines = [traceback.anchor, *lines]
+    if host is None and rank is not None:
+        host = log.hosts.get(rank)
+    return Diagnosis(
+        root_cause=RootCause(id=entry.id, title=entry.title, confidence=confidence),
+        candidates=candidates,
+        initiating_rank=rank,
+        initiating_host=host,
+        evidence=_evidence(lines),
+        collateral=collateral_groups(log, entries, entry.id, hang),
+        mechanism=entry.mechanism,
+        fix=entry.fix,
+        verify=entry.verify,
+        redactions=log.redactions,
+        next_run=entry.next_run,
+        notes=notes + log.notes,
+    )
+
+
+def unknown_diagnosis(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdict | None) -> Diagnosis:
+    """No known failure: show the most suspicious lines and what to turn on next time."""
+    suspicious = [e for e in log.events if e.kind in ("traceback", "error_line", "signal", "agent_failed")]
+    tracebacks = [e for e in suspicious if e.kind == "traceback"]
+    first = (tracebacks or suspicious)[:1]
+    entry = entries.get(UNKNOWN_ENTRY)
+    lines = [e.anchor for e in (tracebacks + suspicious)]
+    return Diagnosis(
+        root_cause=RootCause(id="unknown", title=entry.title if entry else "No known failure found", confidence=0.0),
+        candidates=[],
+        initiating_rank=first[0].rank if first else None,
+        initiating_host=first[0].host if first else None,
+        evidence=_evidence(lines),
+        collateral=collateral_groups(log, entries, "unknown", hang),
+        mechanism=entry.mechanism if entry else "",
+        fix=entry.fix if entry else [],
+        verify=entry.verify if entry else [],
+        redactions=log.redactions,
+        next_run=entry.next_run if entry else [],
+        notes=log.notes,
+    )

@@ -1,0 +1,81 @@
+"""Rank the possible root causes from findings, hang reasoning and retrieval.
+
+An initiating finding beats any cascade; among initiating findings the earliest
+(by timestamp where both lines carry one, else by position in the same file)
+wins a bonus, and each entry's best signature weight sets its base score.
+Cascade-only logs are hangs: the hang verdict picks the entry and the rank.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+from diagnose.hangs import HangVerdict
+from diagnose.kb import Entry
+from diagnose.parse.model import ParsedLog
+from diagnose.schema import Finding
+
+EARLIEST_BONUS = 0.2
+RETRIEVAL_WEIGHT = 0.1
+MIN_SCORE = 0.35
+
+
+@dataclass
+class Scored:
+    """One candidate entry with its score and the findings behind it."""
+
+    entry_id: str
+    score: float
+    findings: list[Finding] = field(default_factory=list)
+    earliest: bool = False
+
+
+def _before(a: Finding, b: Finding) -> int:
+    """-1 when a happened before b (timestamps when both have one, else file position)."""
+    if a.timestamp is not None and b.timestamp is not None and a.timestamp != b.timestamp:
+        return -1 if a.timestamp < b.timestamp else 1
+    same_source = a.evidence.source == b.evidence.source
+    if same_source or a.timestamp is None or b.timestamp is None:
+        return -1 if a.order < b.order else (1 if a.order > b.order else 0)
+    return 0
+
+
+def chronological(findings: list[Finding]) -> list[Finding]:
+    """Findings sorted by when they happened."""
+    return sorted(findings, key=functools.cmp_to_key(_before))
+
+
+def score_candidates(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdict | None,
+                     retrieved: dict[str, float] | None = None) -> list[Scored]:
+    """Candidates best first; empty when nothing points at a known failure."""
+    root_ids = {eid for eid, entry in entries.items() if entry.kind == "root-cause"}
+    initiating = [f for f in log.findings if f.role == "initiating" and f.entry_id in root_ids]
+    cascade = [f for f in log.findings if f.role == "cascade" and f.entry_id in root_ids]
+    scored: dict[str, Scored] = {}
+    pool = initiating or cascade
+    if pool:
+        ordered = chronological(pool)
+        first = ordered[0]
+        for finding in ordered:
+            item = scored.setdefault(finding.entry_id, Scored(finding.entry_id, 0.0))
+            item.findings.append(finding)
+            item.score = max(item.score, finding.weight * (1.0 if initiating else 0.7))
+        # a weak early line must not beat a strong, specific one a moment later
+        strong_first = next((f for f in ordered if f.weight >= 0.75 * max(x.weight for x in ordered)), first)
+        scored[strong_first.entry_id].score += EARLIEST_BONUS
+        scored[strong_first.entry_id].earliest = True
+    if hang is not None and not initiating:
+        if hang.mismatch:
+            item = scored.setdefault("collective-mismatch", Scored("collective-mismatch", 0.0))
+            item.score = max(item.score, 0.75)
+        elif "nccl-timeout-hang" in entries:
+            item = scored.setdefault("nccl-timeout-hang", Scored("nccl-timeout-hang", 0.0))
+            item.score = max(item.score, 0.6 if hang.rank is not None else 0.5)
+    for entry_id, similarity in (retrieved or {}).items():
+        if entry_id in scored:
+            scored[entry_id].score += RETRIEVAL_WEIGHT * similarity
+    ranked = sorted(scored.values(), key=lambda s: -s.score)
+    for item in ranked:
+        item.score = round(min(item.score, 1.0), 3)
+    return [s for s in ranked if s.score >= MIN_SCORE]

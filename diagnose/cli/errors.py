@@ -1,0 +1,35 @@
+"""One translation of DiagnoseError into a one-line message and an exit code, for every command."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+import typer
+
+from diagnose.errors import DiagnoseError
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def handle_errors(func: Callable[P, T]) -> Callable[P, T]:
+    """Run a command; a DiagnoseError becomes ``error: ...`` on stderr and its exit code, never a traceback."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return func(*args, **kwargs)
+        except DiagnoseError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            raise typer.Exit(130) from None
+        except BrokenPipeError:
+            sys.stderr.close()
+            raise typer.Exit(0) from None
+
+    return wrapper

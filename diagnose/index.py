@@ -1,0 +1,194 @@
+"""The encyclopedia's vector index in chromadb: one passage per entry section, rebuilt when kb/ changes.
+
+Embedded by default (a persistent collection under ``user_dir()/index``); a
+Chroma server when ``settings.chroma_url`` is set, so a team shares one index.
+Both go through the same code. The content hash of kb/ and the embedder are
+stored in the collection's metadata; ``ensure()`` rebuilds when either differs.
+This is the only module that imports chromadb, and it does so inside functions.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, Field
+
+from diagnose.embedding import HashEmbedding, LiteLLMEmbedding, embedder_for
+from diagnose.errors import ConfigError, KBError
+from diagnose.kb import Entry, content_hash, load_entries
+from diagnose.settings import Settings, user_dir
+
+COLLECTION = "diagnose-kb"
+SKIPPED_SECTIONS = frozenset({"Related"})
+"""Sections not indexed: 'Related' names other entries, so matching it would point at the wrong one."""
+
+Embedder = HashEmbedding | LiteLLMEmbedding
+
+
+class Passage(BaseModel):
+    """One section of one entry, as retrieved."""
+
+    entry_id: str
+    section: str
+    text: str = Field(description="the section's Markdown")
+    score: float = Field(description="cosine similarity to the query, -1..1")
+
+
+class IndexStats(BaseModel):
+    """What a build did."""
+
+    entries: int
+    passages: int
+    seconds: float
+    location: str
+    embedder: str
+    content_hash: str
+
+
+def chunks(entry: Entry) -> list[tuple[str, str, str]]:
+    """(section, stored text, embedded text) per indexed section; the embedded text adds the title and aliases."""
+    header = " ".join([entry.title, *entry.aliases])
+    return [
+        (name, body, f"{header}\n{name}\n{body}")
+        for name, body in entry.sections.items()
+        if body.strip() and name not in SKIPPED_SECTIONS
+    ]
+
+
+class KBIndex:
+    """The encyclopedia's passages in one chromadb collection."""
+
+    def __init__(self, client: Any, embedder: Embedder, *, location: str, kb_dir: Path | None = None) -> None:
+        """``client`` is a chromadb client (persistent or HTTP); ``location`` says where it is, for messages."""
+        self.client = client
+        self.embedder = embedder
+        self.location = location
+        self.kb_dir = kb_dir
+        self._collection: Any = None
+
+    def _signature(self) -> dict[str, str]:
+        embedder = json.dumps({"name": self.embedder.name(), "config": self.embedder.get_config()}, sort_keys=True)
+        return {"content_hash": content_hash(self.kb_dir), "embedder": embedder}
+
+    def _existing(self) -> Any:
+        try:
+            # no embedding function passed: chromadb rebuilds the persisted one (registered below), and vectors
+            # are always computed here, so an index built by another embedder opens and is found stale
+            return self.client.get_collection(COLLECTION)
+        except Exception as exc:  # chromadb raises NotFoundError or ValueError depending on the backend
+            if "does not exist" in str(exc) or "not found" in str(exc).lower():
+                return None
+            raise KBError(f"cannot open the index at {self.location}: {exc}") from exc
+
+    def is_current(self) -> bool:
+        """True when the collection exists and was built from this kb/ with this embedder."""
+        collection = self._existing()
+        if collection is None:
+            return False
+        metadata = collection.metadata or {}
+        return all(metadata.get(key) == value for key, value in self._signature().items())
+
+    def ensure(self) -> IndexStats | None:
+        """Build the index when kb/ or the embedder changed; the stats of the build, or None when it was current."""
+        if self.is_current():
+            self._collection = self._existing()
+            return None
+        return self.build()
+
+    def build(self) -> IndexStats:
+        """(Re)build the collection from every entry and return what was done."""
+        started = time.perf_counter()
+        signature = self._signature()
+        entries = load_entries(self.kb_dir)
+        ids, documents, metadatas, texts = [], [], [], []
+        for entry in entries:
+            for section, body, embedded in chunks(entry):
+                ids.append(f"{entry.id}#{section}")
+                documents.append(body)
+                metadatas.append({"entry_id": entry.id, "section": section})
+                texts.append(embedded)
+        if self._existing() is not None:
+            self.client.delete_collection(COLLECTION)
+        collection = self.client.create_collection(
+            COLLECTION,
+            embedding_function=self.embedder,
+            metadata=signature,
+            configuration={"hnsw": {"space": "cosine"}},
+        )
+        collection.add(ids=ids, documents=documents, metadatas=metadatas, embeddings=self.embedder(texts))
+        self._collection = collection
+        return IndexStats(
+            entries=len(entries),
+            passages=len(ids),
+            seconds=round(time.perf_counter() - started, 3),
+            location=self.location,
+            embedder=self.embedder.name(),
+            content_hash=signature["content_hash"],
+        )
+
+    def search(self, text: str, k: int = 5, entry_ids: list[str] | None = None) -> list[Passage]:
+        """The best passage of each of the ``k`` entries nearest to ``text``, best first; ``entry_ids`` restricts."""
+        if self._collection is None:
+            self.ensure()
+        collection = self._collection
+        total = collection.count()
+        if not text.strip() or total == 0 or k <= 0 or entry_ids == []:
+            return []
+        where = {"entry_id": {"$in": entry_ids}} if entry_ids else None
+        result = collection.query(
+            query_embeddings=self.embedder.embed_query([text]),
+            n_results=min(total, k * 12),
+            where=where,
+            include=["documents", "metadatas", "distances"],
+        )
+        passages: dict[str, Passage] = {}
+        for document, metadata, distance in zip(
+            result["documents"][0], result["metadatas"][0], result["distances"][0], strict=True
+        ):
+            entry_id = str(metadata["entry_id"])
+            if entry_id not in passages:
+                passages[entry_id] = Passage(
+                    entry_id=entry_id, section=str(metadata["section"]), text=document, score=round(1.0 - distance, 4)
+                )
+        return list(passages.values())[:k]
+
+
+def _register() -> None:
+    """Make chromadb know both embedders, so reopening a collection never falls back to its downloading default."""
+    from chromadb.utils.embedding_functions import known_embedding_functions, register_embedding_function
+
+    for embedder in (HashEmbedding, LiteLLMEmbedding):
+        if embedder.name() not in known_embedding_functions:
+            register_embedding_function(embedder)
+
+
+def open_index(settings: Settings) -> KBIndex:
+    """The index: the Chroma server of ``settings.chroma_url`` if set, else a persistent collection in user_dir()."""
+    try:
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+    except ImportError as exc:
+        raise ConfigError("the vector index needs chromadb: pip install chromadb") from exc
+    embedder = embedder_for(settings.embedding_model, settings.api_base)
+    _register()
+    chroma_settings = ChromaSettings(anonymized_telemetry=False)
+    if settings.chroma_url:
+        url = urlsplit(settings.chroma_url if "://" in settings.chroma_url else f"http://{settings.chroma_url}")
+        if not url.hostname:
+            raise ConfigError(f"invalid Chroma URL: {settings.chroma_url}")
+        ssl = url.scheme == "https"
+        try:
+            client = chromadb.HttpClient(
+                host=url.hostname, port=url.port or (443 if ssl else 8000), ssl=ssl, settings=chroma_settings
+            )
+        except Exception as exc:  # connection errors surface as ValueError or httpx errors
+            raise KBError(f"cannot reach the Chroma server at {settings.chroma_url}: {exc}") from exc
+        return KBIndex(client, embedder, location=settings.chroma_url, kb_dir=settings.kb_dir)
+    path = user_dir() / "index"
+    path.mkdir(parents=True, exist_ok=True)
+    client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+    return KBIndex(client, embedder, location=str(path), kb_dir=settings.kb_dir)

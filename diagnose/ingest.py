@@ -1,0 +1,172 @@
+"""Log input: files, directories of per-rank logs, ``.gz``, stdin; read as bounded chunks of whole lines.
+
+Nothing here looks at what the text says: the chunks go straight to the redactor.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from diagnose.errors import InputError
+
+CHUNK_BYTES = 1 << 20
+MAX_LINE_CHARS = 64 * 1024
+_SNIFF_BYTES = 8192
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+_SKIP_SUFFIXES = {".pt", ".pth", ".bin", ".safetensors", ".npy", ".npz", ".png", ".jpg", ".zip", ".tar", ".whl"}
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input stream: a file path, or standard input (``path`` None)."""
+
+    name: str
+    path: Path | None
+
+    def open(self) -> BinaryIO:
+        """Open the stream for binary reading, gunzipping ``.gz`` files."""
+        if self.path is None:
+            return sys.stdin.buffer
+        if self.path.suffix == ".gz":
+            return gzip.open(self.path, "rb")  # type: ignore[return-value]
+        return self.path.open("rb")
+
+
+@dataclass
+class Chunk:
+    """Whole lines of one source: ``text`` holds lines ``first_line``.. joined by newlines."""
+
+    source: Source
+    first_line: int
+    text: str
+    replaced_bytes: int = 0
+
+
+def _is_log_file(path: Path) -> bool:
+    return path.is_file() and not path.name.startswith(".") and path.suffix not in _SKIP_SUFFIXES
+
+
+def resolve_sources(paths: list[str]) -> list[Source]:
+    """Turn CLI arguments into sources; a directory yields its files (recursively, sorted)."""
+    if not paths:
+        raise InputError("no log given: pass a file, a directory of per-rank logs, or - for stdin")
+    sources: list[Source] = []
+    for raw in paths:
+        if raw == "-":
+            sources.append(Source("<stdin>", None))
+            continue
+        path = Path(raw)
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if _is_log_file(p))
+            if not files:
+                raise InputError(f"{raw}: directory holds no log files")
+            sources.extend(Source(str(p.relative_to(path)), p) for p in files)
+        elif path.is_file():
+            sources.append(Source(path.name, path))
+        elif path.exists():
+            raise InputError(f"{raw}: not a regular file")
+        else:
+            raise InputError(f"{raw}: no such file or directory")
+    return sources
+
+
+def _looks_binary(sample: bytes) -> bool:
+    if b"\x00" in sample:
+        return True
+    if not sample:
+        return False
+    text = sample.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd") + sum(1 for ch in text if ord(ch) < 32 and ch not in "\t\n\r\x1b\x0c\x08")
+    return bad > len(text) * 0.1
+
+
+def _cut_long_lines(text: str) -> str:
+    if len(text) < MAX_LINE_CHARS or max(map(len, text.split("\n"))) <= MAX_LINE_CHARS:
+        return text
+    return "\n".join(
+        line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + " [... line cut by diagnose]"
+        for line in text.split("\n")
+    )
+
+
+def _clean(text: str) -> str:
+    """Drop ANSI colour codes; ``\\r\\n`` becomes ``\\n``; a bare ``\\r`` (progress bars) keeps the last update."""
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    if "\r" not in text:
+        return text
+    text = text.replace("\r\n", "\n")
+    return "\n".join(_last_update(line) if "\r" in line else line for line in text.split("\n"))
+
+
+def _last_update(line: str) -> str:
+    parts = [part for part in line.split("\r") if part.strip()]
+    return parts[-1] if parts else ""
+
+
+def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chunk]:
+    """Yield the source as chunks of whole decoded lines (a line longer than a chunk is cut)."""
+    try:
+        stream = source.open()
+    except OSError as exc:
+        raise InputError(f"{source.name}: cannot open: {exc.strerror or exc}") from exc
+    line_no = 1
+    pending = b""
+    first = True
+    try:
+        while True:
+            try:
+                block = stream.read(chunk_bytes)
+            except (OSError, EOFError, gzip.BadGzipFile) as exc:
+                raise InputError(f"{source.name}: cannot read: {exc}") from exc
+            if first:
+                if _looks_binary(block[:_SNIFF_BYTES]):
+                    raise InputError(f"{source.name}: looks like a binary file, not a text log")
+                first = False
+            if not block:
+                if pending:
+                    yield _decode(source, line_no, pending)
+                return
+            data = pending + block
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                if len(data) < chunk_bytes * 4:
+                    pending = data
+                    continue
+                cut = len(data) - 1
+            body, pending = data[: cut + 1], data[cut + 1 :]
+            chunk = _decode(source, line_no, body[:-1] if body.endswith(b"\n") else body)
+            line_no += chunk.text.count("\n") + 1
+            yield chunk
+    finally:
+        if source.path is not None:
+            stream.close()
+
+
+def _decode(source: Source, line_no: int, data: bytes) -> Chunk:
+    text = data.decode("utf-8", errors="replace")
+    replaced = text.count("\ufffd") if "\ufffd" in text else 0
+    return Chunk(source, line_no, _cut_long_lines(_clean(text)), replaced)
+
+
+def read_text_sources(text: str, name: str = "<upload>") -> Iterator[Chunk]:
+    """Chunks of an in-memory text (the web upload), with the same cleaning as files."""
+    stream = io.BytesIO(text.encode("utf-8"))
+    source = _MemorySource(name, None, stream)
+    yield from read_chunks(source)
+
+
+@dataclass(frozen=True)
+class _MemorySource(Source):
+    stream: BinaryIO | None = None
+
+    def open(self) -> BinaryIO:
+        assert self.stream is not None
+        return self.stream

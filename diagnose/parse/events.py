@@ -1,0 +1,142 @@
+"""Structural events: what the log's *shape* says, independent of which failure it is.
+
+A Python traceback is one event; NCCL watchdog and flight-recorder lines carry
+fields (SeqNum, OpType, last enqueued/completed work); the torchelastic
+ChildFailedError block names ranks, hosts and exit codes. Which failure a line
+means is the encyclopedia's business (rules.py), not this module's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from diagnose.parse.lines import body_of
+from diagnose.schema import Event, LogLine
+
+STRUCTURAL: dict[str, str] = {
+    "traceback": r"Traceback \(most recent call last\):",
+    "watchdog": r"Watchdog caught collective operation timeout: WorkNCCL\(",
+    "watchdog_status": r"[Ll]ast enqueued (?:NCCL )?work: \d+, last completed (?:NCCL )?work: \d+",
+    "dump_first": r"First PG on this rank to signal dumping",
+    "dump_observed": r"Observed flight recorder dump signal from another rank",
+    "dump_from_rank": r"Received a dump signal due to a collective timeout from\s+rank \d+",
+    "lagging": r"ranks \[[\d, ]+\] are the lagging ranks",
+    "child_failed": r"Root Cause \(first observed failure\):|^Failures:$|ChildFailedError",
+    "agent_failed": r"failed \(exitcode: -?\d+\) local_rank: \d+",
+    "signal": r"Signal \d+ \(SIG\w+\) received by PID|closing signal SIG\w+|Segmentation fault|Fatal Python error",
+    "nccl_host": r"(?:<HOST_\d+>|[\w.-]+):\d+:\d+ \[\d+\] NCCL INFO (?:Bootstrap|cudaDriverVersion|NCCL version)",
+    "error_line": r"(?:^|\]:?\s?|: )(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)\b(?::|$)|\b(?:FATAL|CRITICAL)\b|\berror:",
+}
+
+_WORK_FIELDS = re.compile(r"(\w+(?:\(ms\))?)=([^,)]+)")
+_STATUS = re.compile(r"[Ll]ast enqueued (?:NCCL )?work: (\d+), last completed (?:NCCL )?work: (\d+)")
+_FROM_RANK = re.compile(r"from\s+rank (\d+)")
+_LAGGING = re.compile(r"ranks \[([\d, ]+)\] are the lagging ranks")
+_EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failure)?)(?::\s?(?P<msg>.*))?$")
+_FRAME = re.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
+_EXITCODE = re.compile(r"exitcode\s*:?\s*(-?\d+)")
+_SIGNAL = re.compile(r"(SIG[A-Z]+)")
+_BLOCK_FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*)$")
+_BLOCK_RANK = re.compile(r"^\s*\[(\d+)\]:\s*$")
+_BLOCK_RANK_VALUE = re.compile(r"(\d+)(?: \(local_rank: (\d+)\))?")
+
+TRACEBACK_SPAN = 300
+BLOCK_SPAN = 60
+
+
+def line_event(kind: str, line: LogLine) -> Event:
+    """An event of one line, with the fields its kind carries."""
+    body = body_of(line.text)
+    fields: dict[str, str] = {}
+    if kind == "watchdog":
+        inner = body[body.find("WorkNCCL(") + 9:]
+        fields = {k: v.strip() for k, v in _WORK_FIELDS.findall(inner.split(")", 1)[0] + ")")}
+        ran = re.search(r"ran for (\d+) milliseconds", body)
+        if ran:
+            fields["ran_ms"] = ran.group(1)
+    elif kind == "watchdog_status":
+        status = _STATUS.search(body)
+        if status:
+            fields = {"last_enqueued": status.group(1), "last_completed": status.group(2)}
+    elif kind == "dump_from_rank":
+        fields = {"from_rank": _FROM_RANK.search(body).group(1)}  # type: ignore[union-attr]
+    elif kind == "lagging":
+        fields = {"ranks": _LAGGING.search(body).group(1).replace(" ", "")}  # type: ignore[union-attr]
+    elif kind in ("agent_failed", "signal"):
+        exitcode = _EXITCODE.search(body)
+        signal = _SIGNAL.search(body)
+        fields = {k: v for k, v in (("exitcode", exitcode and exitcode.group(1)), ("signal", signal and signal.group(1))) if v}
+    return Event(kind=kind, role="noise", lines=[line], rank=line.rank, host=line.host, timestamp=line.timestamp,
+                 message=body.strip()[:500], fields=fields)
+
+
+def traceback_event(lines: list[LogLine]) -> Event:
+    """One event for a Python traceback: its lines from 'Traceback' to the exception line."""
+    last = lines[-1]
+    exception = _EXCEPTION.match(body_of(last.text).strip())
+    frames = [m.groupdict() for m in (_FRAME.match(body_of(line.text)) for line in lines) if m]
+    fields = {"frames": " <- ".join(f"{f['func']} ({f['file'].rsplit('/', 1)[-1]}:{f['line']})" for f in frames[::-1][:3])}
+    return Event(
+        kind="traceback", role="noise", lines=lines, rank=last.rank if last.rank is not None else lines[0].rank,
+        host=last.host or lines[0].host, timestamp=lines[0].timestamp or last.timestamp,
+        exception_type=exception.group("type") if exception else None,
+        message=(exception.group("msg") or "").strip()[:500] if exception else body_of(last.text).strip()[:500],
+        fields=fields,
+    )
+
+
+def collect_traceback(first: LogLine, following: list[tuple[int, str]],
+                      make: Callable[[int, str], LogLine]) -> list[LogLine]:
+    """The lines of a traceback that starts at ``first``; ``following`` are (line_no, text) after it.
+
+    Lines printed by other ranks (interleaved output) are skipped; the traceback ends at the
+    first unindented line of the same rank that is not a chained-exception marker.
+    """
+    lines = [first]
+    for line_no, text in following[:TRACEBACK_SPAN]:
+        line = make(line_no, text)
+        if first.rank is not None and line.rank is not None and line.rank != first.rank:
+            continue
+        body = body_of(text)
+        if not body.strip():
+            continue
+        lines.append(line)
+        if not body[0].isspace() and not body.startswith(("Traceback", "During handling", "The above exception")):
+            break
+    return lines
+
+
+def child_failed_block(lines: list[LogLine]) -> list[dict[str, str]]:
+    """The per-rank records of a ChildFailedError block: rank, local_rank, host, exitcode, time, root_cause."""
+    records: list[dict[str, str]] = []
+    current: dict[str, str] | None = None
+    in_root = False
+    for line in lines[:BLOCK_SPAN]:
+        body = body_of(line.text)
+        if "Root Cause (first observed failure)" in body:
+            in_root = True
+            continue
+        header = _BLOCK_RANK.match(body)
+        if header:
+            current = {"index": header.group(1), "root_cause": "yes" if in_root else "no", "line": str(line.line)}
+            records.append(current)
+            continue
+        field = _BLOCK_FIELD.match(body)
+        if field and current is not None:
+            key, value = field.group(1), field.group(2).strip()
+            if key == "rank":
+                rank = _BLOCK_RANK_VALUE.match(value)
+                if rank:
+                    current["rank"] = rank.group(1)
+                    if rank.group(2):
+                        current["local_rank"] = rank.group(2)
+            elif key == "exitcode":
+                code = re.match(r"-?\d+", value)
+                if code:
+                    current["exitcode"] = code.group(0)
+            else:
+                current[key] = value
+        if body.startswith("=" * 20) and records and len(records[-1]) > 3 and in_root:
+            break
+    return records

@@ -1,0 +1,50 @@
+"""ParsedLog: what reading a log leaves behind (bounded, masked), for the engine, the chat and the prompt."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from diagnose.schema import Event, Finding, LogLine, Redactions
+
+
+class FindingGroup(BaseModel):
+    """All matches of one (entry, role): how many, on which ranks, first and last order."""
+
+    entry_id: str
+    role: str
+    count: int = 0
+    ranks: list[int] = Field(default_factory=list)
+    first_order: int = 0
+
+
+class ParsedLog(BaseModel):
+    """A log after masking and reading: events, findings, per-rank facts and kept lines."""
+
+    sources: list[str] = Field(default_factory=list)
+    line_count: int = 0
+    byte_count: int = 0
+    ranks: list[int] = Field(default_factory=list)
+    hosts: dict[int, str] = Field(default_factory=dict, description="rank -> masked host")
+    events: list[Event] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+    groups: list[FindingGroup] = Field(default_factory=list)
+    failure_records: list[dict[str, str]] = Field(default_factory=list, description="ChildFailedError entries")
+    lines: dict[str, list[str]] = Field(default_factory=dict, description="masked lines by source, when kept")
+    excerpts: list[LogLine] = Field(default_factory=list, description="lines around events when not all are kept")
+    complete: bool = Field(default=True, description="all lines kept (small log)")
+    redactions: Redactions = Field(default_factory=Redactions)
+    notes: list[str] = Field(default_factory=list)
+
+    def line_text(self, source: str, line: int) -> str | None:
+        """The masked text of one line, if kept."""
+        kept = self.lines.get(source)
+        if kept is not None:
+            return kept[line - 1] if 0 < line <= len(kept) else None
+        for excerpt in self.excerpts:
+            if excerpt.source == source and excerpt.line == line:
+                return excerpt.text
+        return None
+
+    def has_line(self, source: str, line: int) -> bool:
+        """True when the log has that line (kept or not)."""
+        return self.line_text(source, line) is not None

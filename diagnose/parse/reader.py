@@ -1,0 +1,223 @@
+"""Read sources as a stream: mask each chunk, scan it once, keep events and findings, bounded.
+
+Memory stays bounded whatever the log size: findings are kept per (entry, signature,
+rank) up to a few each and counted beyond; lines are kept whole only for small logs,
+else as windows around what matched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from pathlib import PurePath
+from typing import Protocol
+
+from diagnose.ingest import Chunk, Source, read_chunks
+from diagnose.parse.events import (
+    BLOCK_SPAN,
+    STRUCTURAL,
+    child_failed_block,
+    collect_traceback,
+    line_event,
+    traceback_event,
+)
+from diagnose.parse.lines import make_line
+from diagnose.parse.model import FindingGroup, ParsedLog
+from diagnose.parse.timestamps import ISO_DATE
+from diagnose.rules import SignatureRules
+from diagnose.scan import Scanner
+from diagnose.schema import Event, Finding, LogLine, Redactions
+
+KEEP_ALL_LINES = 200_000
+KEEP_PER_KEY = 3
+MAX_EVENTS_PER_KEY = 4
+WINDOW = 3
+_RANKS = re.compile(r"^(?:\[(?:rank|default)(\d+)\]:|\[\d+,(\d+)\]<std|(\d{1,5}): |\[rank: (\d+)\])", re.M)
+_FILE_RANK = re.compile(r"(?:rank|proc|process|worker|gpu)[-_]?(\d+)|^(\d+)$", re.I)
+_FILE_HOST = re.compile(r"^(?!rank|worker|logs?$)[A-Za-z][\w.-]*\d[\w.-]*$")
+
+
+class _Redactor(Protocol):
+    """The subset of ``redaction.Redactor`` the reader uses."""
+
+    counts: dict[str, int]
+
+    def redact_text(self, text: str) -> str: ...
+    def redact_line(self, line: str) -> str: ...
+
+
+class LogReader:
+    """Accumulates one log (one or more sources) into a ParsedLog."""
+
+    def __init__(self, rules: SignatureRules, redactor: _Redactor,
+                 progress: Callable[[int], None] | None = None) -> None:
+        self.rules = rules
+        self.redactor = redactor
+        self.progress = progress
+        self.scanner = Scanner(list(STRUCTURAL.values()) + rules.patterns)
+        self.kinds = list(STRUCTURAL)
+        self.log = ParsedLog()
+        self._ranks: set[int] = set()
+        self._kept: dict[tuple[str, str, int | None], int] = {}
+        self._groups: dict[tuple[str, str], FindingGroup] = {}
+        self._group_ranks: dict[tuple[str, str], set[int]] = {}
+        self._event_keys: dict[tuple[str, int | None], int] = {}
+        self._excerpt_keys: set[tuple[str, int]] = set()
+        self._year: int | None = None
+        self._replaced = 0
+
+    def read(self, sources: Iterable[Source]) -> ParsedLog:
+        """Read every source in order and return the ParsedLog."""
+        sources = list(sources)
+        has_master = any("master-0" in s.name for s in sources)
+        for index, source in enumerate(sources):
+            name = self.redactor.redact_line(source.name)
+            rank_hint, host_hint = self._hints(source.name, has_master)
+            self.log.sources.append(name)
+            kept: list[str] | None = [] if self.log.complete else None
+            for chunk in read_chunks(source):
+                kept = self._chunk(chunk, index, name, rank_hint, host_hint, kept)
+            if kept is not None:
+                self.log.lines[name] = kept
+        return self._finish()
+
+    def _hints(self, raw_name: str, has_master: bool) -> tuple[int | None, str | None]:
+        path = PurePath(raw_name)
+        rank_hint = None
+        match = _FILE_RANK.search(path.stem) or re.search(r"-(?:master|worker)-(\d+)", path.stem)
+        if match:
+            rank_hint = int(next(g for g in match.groups() if g is not None))
+            if has_master and "-worker-" in path.stem:
+                rank_hint += 1
+        host_hint = None
+        for part in path.parts[:-1]:
+            if _FILE_HOST.match(part):
+                masked = self.redactor.redact_line(f"MASTER_ADDR={part}")
+                host_hint = masked.split("=", 1)[1] if masked != f"MASTER_ADDR={part}" else None
+        return rank_hint, host_hint
+
+    def _chunk(self, chunk: Chunk, index: int, name: str, rank_hint: int | None, host_hint: str | None,
+               kept: list[str] | None) -> list[str] | None:
+        text = self.redactor.redact_text(chunk.text)
+        self._replaced += chunk.replaced_bytes
+        if self._year is None:
+            iso = ISO_DATE.search(text)
+            if iso:
+                self._year = int(iso.group(1))
+        lines = text.split("\n")
+        self.log.line_count += len(lines)
+        self.log.byte_count += len(chunk.text) + 1
+        if self.progress:
+            self.progress(len(chunk.text) + 1)
+        for groups in _RANKS.findall(text):
+            self._ranks.add(int(next(g for g in groups if g)))
+        if rank_hint is not None:
+            self._ranks.add(rank_hint)
+        first = chunk.first_line
+        made: dict[int, LogLine] = {}
+
+        def make(i: int) -> LogLine:
+            if i not in made:
+                made[i] = make_line(name, first + i, lines[i], rank_hint=rank_hint, host_hint=host_hint,
+                                    year=self._year)
+            return made[i]
+
+        structural = len(self.kinds)
+        for line_index, pattern_index in self.scanner.scan(text):
+            line = make(line_index)
+            order = (index << 32) | line.line
+            if pattern_index < structural:
+                self._structural(self.kinds[pattern_index], line, line_index, lines, make)
+            else:
+                self._finding(self.rules.finding(pattern_index - structural, line, order))
+            if kept is None:
+                self._excerpt(lines, line_index, make)
+        if kept is not None:
+            kept.extend(lines)
+            if self.log.line_count > KEEP_ALL_LINES:
+                self._drop_kept_lines()
+                return None
+        return kept
+
+    def _structural(self, kind: str, line: LogLine, i: int, lines: list[str], make: Callable[[int], LogLine]) -> None:
+        key = (kind, line.rank)
+        if kind == "child_failed":
+            if not any(r.get("line") and int(r["line"]) > line.line - BLOCK_SPAN for r in self.log.failure_records):
+                block = [make(j) for j in range(i, min(i + BLOCK_SPAN, len(lines)))]
+                self.log.failure_records.extend(child_failed_block(block))
+            return
+        if kind == "nccl_host":
+            if line.rank is not None and line.host:
+                self.log.hosts.setdefault(line.rank, line.host)
+            return
+        if self._event_keys.get(key, 0) >= MAX_EVENTS_PER_KEY:
+            self._event_keys[key] += 1
+            return
+        self._event_keys[key] = self._event_keys.get(key, 0) + 1
+        if kind == "traceback":
+            following = [(j, lines[j]) for j in range(i + 1, min(i + 301, len(lines)))]
+            tb_lines = collect_traceback(line, following, lambda j, _text: make(j))
+            event: Event = traceback_event(tb_lines)
+        else:
+            event = line_event(kind, line)
+        self.log.events.append(event)
+
+    def _finding(self, finding: Finding) -> None:
+        group_key = (finding.entry_id, finding.role)
+        group = self._groups.get(group_key)
+        if group is None:
+            group = self._groups[group_key] = FindingGroup(entry_id=finding.entry_id, role=finding.role,
+                                                           first_order=finding.order)
+            self._group_ranks[group_key] = set()
+        group.count += 1
+        if finding.rank is not None:
+            self._group_ranks[group_key].add(finding.rank)
+        key = (finding.entry_id, finding.signature, finding.rank)
+        seen = self._kept.get(key, 0)
+        self._kept[key] = seen + 1
+        if seen < KEEP_PER_KEY:
+            self.log.findings.append(finding)
+
+    def _excerpt(self, lines: list[str], i: int, make: Callable[[int], LogLine]) -> None:
+        for j in range(max(0, i - WINDOW), min(len(lines), i + WINDOW + 1)):
+            line = make(j)
+            key = (line.source, line.line)
+            if key not in self._excerpt_keys and len(self._excerpt_keys) < 50_000:
+                self._excerpt_keys.add(key)
+                self.log.excerpts.append(line)
+
+    def _drop_kept_lines(self) -> None:
+        """The log is too big to keep whole: keep windows around what was found so far."""
+        self.log.complete = False
+        for finding in self.log.findings:
+            self._add_excerpt_line(finding.evidence)
+        for event in self.log.events:
+            for line in event.lines:
+                self._add_excerpt_line(line)
+        self.log.lines = {}
+
+    def _add_excerpt_line(self, line: LogLine) -> None:
+        key = (line.source, line.line)
+        if key not in self._excerpt_keys:
+            self._excerpt_keys.add(key)
+            self.log.excerpts.append(line)
+
+    def _finish(self) -> ParsedLog:
+        log = self.log
+        log.ranks = sorted(self._ranks | {f.rank for f in log.findings if f.rank is not None})
+        for group_key, group in self._groups.items():
+            group.ranks = sorted(self._group_ranks[group_key])
+            log.groups.append(group)
+        for item in [*log.findings, *log.events]:
+            if item.rank is not None and item.host and item.rank not in log.hosts:
+                log.hosts[item.rank] = item.host
+        for record in log.failure_records:
+            if record.get("rank", "").isdigit() and record.get("host"):
+                log.hosts.setdefault(int(record["rank"]), record["host"])
+        if self._replaced:
+            log.notes.append(f"{self._replaced} characters were not valid UTF-8 and were replaced")
+        counts = dict(self.redactor.counts)
+        log.redactions = Redactions(total=sum(counts.values()), by_type=counts)
+        log.excerpts.sort(key=lambda line: (log.sources.index(line.source) if line.source in log.sources else 0,
+                                            line.line))
+        return log

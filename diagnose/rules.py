@@ -1,0 +1,44 @@
+"""Signature rules: the encyclopedia's signatures turned into findings on masked log lines.
+
+The patterns live in kb/entries/*.md; this module only indexes them and builds
+``Finding``s. A literal registry: ``SignatureRules(entries).rules`` lists every
+(entry, signature) pair it applies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from diagnose.kb import Entry, Signature
+from diagnose.schema import Finding, LogLine
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One signature of one entry."""
+
+    entry_id: str
+    signature: Signature
+    collateral_only: bool
+
+
+class SignatureRules:
+    """Every signature of every entry, in a stable order (index = position in ``patterns``)."""
+
+    def __init__(self, entries: list[Entry]) -> None:
+        self.rules: list[Rule] = [
+            Rule(entry.id, signature, entry.kind == "collateral")
+            for entry in entries
+            for signature in entry.signatures
+        ]
+        self.patterns: list[str] = [rule.signature.pattern for rule in self.rules]
+
+    def finding(self, index: int, line: LogLine, order: int) -> Finding:
+        """The finding for rule ``index`` matching ``line``."""
+        rule = self.rules[index]
+        signature = rule.signature
+        role = "teardown" if rule.collateral_only and signature.role == "initiating" else signature.role
+        return Finding(
+            entry_id=rule.entry_id, signature=signature.pattern, role=role, weight=signature.weight,
+            rank=line.rank, host=line.host, timestamp=line.timestamp, order=order, evidence=line,
+        )

@@ -1,0 +1,76 @@
+"""Reading inputs: files, directories, .gz, stdin, and clean errors on bad input."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from diagnose.errors import InputError
+from diagnose.ingest import MAX_LINE_CHARS, read_chunks, resolve_sources
+
+
+def _text(path: Path, chunk_bytes: int = 1 << 20) -> str:
+    return "\n".join(chunk.text for source in resolve_sources([str(path)]) for chunk in read_chunks(source, chunk_bytes))
+
+
+def test_directory_yields_every_log_file_sorted(tmp_path: Path) -> None:
+    (tmp_path / "node01").mkdir()
+    (tmp_path / "node01" / "rank_1.log").write_text("b\n")
+    (tmp_path / "rank_0.log").write_text("a\n")
+    (tmp_path / "model.safetensors").write_bytes(b"\x00\x01")
+    names = [s.name for s in resolve_sources([str(tmp_path)])]
+    assert names == ["node01/rank_1.log", "rank_0.log"]
+
+
+def test_gz_is_decompressed(tmp_path: Path) -> None:
+    path = tmp_path / "train.log.gz"
+    with gzip.open(path, "wt") as handle:
+        handle.write("line one\nline two\n")
+    assert _text(path) == "line one\nline two"
+
+
+def test_chunks_cut_at_newlines_and_number_lines(tmp_path: Path) -> None:
+    path = tmp_path / "big.log"
+    path.write_text("".join(f"line {i}\n" for i in range(1, 2001)))
+    chunks = list(read_chunks(resolve_sources([str(path)])[0], chunk_bytes=1000))
+    assert len(chunks) > 5
+    for chunk in chunks:
+        assert chunk.text.split("\n")[0] == f"line {chunk.first_line}"
+    assert sum(c.text.count("\n") + 1 for c in chunks) == 2000
+
+
+def test_progress_bar_updates_keep_the_last_state_and_ansi_is_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "tqdm.log"
+    path.write_bytes(b"\x1b[32mok\x1b[0m\r\n 10%|#\r 50%|#####\r100%|##########\ndone\n")
+    assert _text(path) == "ok\n100%|##########\ndone"
+
+
+def test_huge_line_is_cut_not_fatal(tmp_path: Path) -> None:
+    path = tmp_path / "huge.log"
+    path.write_text("x" * (MAX_LINE_CHARS * 3) + "\nafter\n")
+    lines = _text(path, chunk_bytes=4096).split("\n")
+    assert lines[-1] == "after"
+    assert all(len(line) <= MAX_LINE_CHARS + 40 for line in lines)
+
+
+def test_invalid_utf8_is_replaced_and_counted(tmp_path: Path) -> None:
+    path = tmp_path / "bad.log"
+    path.write_bytes(b"loss 1.0\nname \xff\xfe here\n")
+    chunk = next(read_chunks(resolve_sources([str(path)])[0]))
+    assert chunk.replaced_bytes == 2
+    assert "name" in chunk.text
+
+
+@pytest.mark.parametrize(("content", "message"), [(b"\x7fELF\x02\x01\x00\x00" * 100, "binary")])
+def test_binary_input_is_an_input_error(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "a.out"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=message):
+        _text(path)
+
+
+def test_missing_path_is_an_input_error() -> None:
+    with pytest.raises(InputError, match="no such file"):
+        resolve_sources(["/nonexistent/train.log"])

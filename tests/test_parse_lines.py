@@ -1,0 +1,66 @@
+"""Launcher prefixes and timestamps: who printed a line, and when (table-driven)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from diagnose.parse.lines import make_line
+from diagnose.parse.timestamps import parse_timestamp
+
+PREFIXES = [
+    # (line, rank, host)
+    ("[rank5]: torch.OutOfMemoryError: CUDA out of memory.", 5, None),
+    ("[default3]:[rank3]:[E1202 12:01:02.123 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught", 3, None),
+    ("12: Traceback (most recent call last):", 12, None),
+    ("<HOST_2>: [rank9]: RuntimeError: CUDA error", 9, "<HOST_2>"),
+    ("worker-3: Traceback (most recent call last):", None, "worker-3"),
+    ("[1,7]<stderr>:RuntimeError: NCCL error", 7, None),
+    ("[rank: 2] Epoch 3: 100%", 2, None),
+    ("[pod/<POD_1>/pytorch] RuntimeError: x", None, "<POD_1>"),
+    ("[pod/train-worker-4/pytorch] RuntimeError: x", 4, "train-worker-4"),
+    ("<HOST_1>:3121:3121 [0] NCCL INFO Bootstrap : Using ib0", None, "<HOST_1>"),
+    ("[E ProcessGroupNCCL.cpp:475] [Rank 12] Watchdog caught collective operation timeout", 12, None),
+    ("[PG ID 0 PG GUID 0(default_pg) Rank 7]  failure detected by watchdog", 7, None),
+    ("step 100 | loss 2.31 | lr 3e-4", None, None),
+    ("2024-05-02 09:13:44 INFO starting", None, None),
+]
+
+
+@pytest.mark.parametrize(("text", "rank", "host"), PREFIXES)
+def test_when_line_has_prefix_then_rank_and_host_are_read(text: str, rank: int | None, host: str | None) -> None:
+    line = make_line("train.log", 1, text)
+    assert (line.rank, line.host) == (rank, host)
+
+
+def test_when_file_name_gives_rank_then_it_is_the_fallback() -> None:
+    assert make_line("rank_3.log", 1, "Traceback (most recent call last):", rank_hint=3).rank == 3
+    assert make_line("rank_3.log", 1, "[rank5]: x", rank_hint=3).rank == 5
+
+
+def _utc(*args: int) -> float:
+    return datetime(*args, tzinfo=UTC).timestamp()
+
+
+TIMESTAMPS = [
+    ("[2024-05-02 09:13:44,512] INFO x", _utc(2024, 5, 2, 9, 13, 44) + 0.512),
+    ("2024-05-02T09:13:44.250Z ERROR", _utc(2024, 5, 2, 9, 13, 44) + 0.25),
+    ("[rank0]:[E1202 12:01:02.123456 ProcessGroupNCCL.cpp:616] x", _utc(2000, 12, 2, 12, 1, 2) + 0.123456),
+    ("W0813 22:08:39.776000 2585 torch/distributed/elastic/multiprocessing/api.py:898] Sending", _utc(2000, 8, 13, 22, 8, 39) + 0.776),
+    ("  time      : 2025-08-01_11:36:44", _utc(2025, 8, 1, 11, 36, 44)),
+    ("May  2 09:13:44 node07 kernel: NVRM: Xid", _utc(2000, 5, 2, 9, 13, 44)),
+    ("1714641224.5 step 3", 1714641224.5),
+    ("2024/05/01 12:00:03 INFO mlflow", _utc(2024, 5, 1, 12, 0, 3)),
+    ("step 100 loss 2.5", None),
+    ("Error 12040 at 09:13", None),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), TIMESTAMPS)
+def test_when_line_has_timestamp_then_it_is_parsed(text: str, expected: float | None) -> None:
+    assert parse_timestamp(text) == pytest.approx(expected) if expected else parse_timestamp(text) is None
+
+
+def test_glog_year_comes_from_the_log() -> None:
+    assert parse_timestamp("E1202 12:01:02.5 x", year=2026) == pytest.approx(_utc(2026, 12, 2, 12, 1, 2) + 0.5)
