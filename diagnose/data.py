@@ -7,6 +7,7 @@ environment (``DIAGNOSE_KB_DIR``, ``DIAGNOSE_EVALS_DIR``) can point elsewhere.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from diagnose.errors import KBError
@@ -22,17 +23,24 @@ def _first_existing(*candidates: Path) -> Path | None:
     return None
 
 
+def _env_path(var: str) -> list[Path]:
+    value = os.environ.get(var)
+    return [Path(value)] if value else []
+
+
 def kb_dir(override: Path | None = None) -> Path:
-    """The folder holding ``entries/*.md``."""
-    found = _first_existing(*([override] if override else []), _PACKAGE / "_data" / "kb", _REPO / "kb")
+    """The folder holding ``entries/*.md``: the override, ``$DIAGNOSE_KB_DIR``, the wheel's copy, the checkout's."""
+    found = _first_existing(*([override] if override else []), *_env_path("DIAGNOSE_KB_DIR"),
+                            _PACKAGE / "_data" / "kb", _REPO / "kb")
     if found is None:
         raise KBError("encyclopedia not found: set DIAGNOSE_KB_DIR to the kb/ folder")
     return found
 
 
 def evals_dir(override: Path | None = None) -> Path:
-    """The folder holding ``cases/<id>/``."""
-    found = _first_existing(*([override] if override else []), _PACKAGE / "_data" / "evals", _REPO / "evals")
+    """The folder holding ``cases/<id>/``: the override, ``$DIAGNOSE_EVALS_DIR``, the wheel's copy, the checkout's."""
+    found = _first_existing(*([override] if override else []), *_env_path("DIAGNOSE_EVALS_DIR"),
+                            _PACKAGE / "_data" / "evals", _REPO / "evals")
     if found is None:
         raise KBError("eval cases not found: set DIAGNOSE_EVALS_DIR to the evals/ folder")
     return found

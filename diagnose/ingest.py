@@ -25,13 +25,16 @@ _SKIP_SUFFIXES = {".pt", ".pth", ".bin", ".safetensors", ".npy", ".npz", ".png",
 
 @dataclass(frozen=True)
 class Source:
-    """One input stream: a file path, or standard input (``path`` None)."""
+    """One input stream: a file path, bytes in memory (an upload), or standard input (neither)."""
 
     name: str
     path: Path | None
+    data: bytes | None = None
 
     def open(self) -> BinaryIO:
         """Open the stream for binary reading, gunzipping ``.gz`` files."""
+        if self.data is not None:
+            return io.BytesIO(self.data)
         if self.path is None:
             return sys.stdin.buffer
         if self.path.suffix == ".gz":
@@ -146,7 +149,7 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chun
             line_no += chunk.text.count("\n") + 1
             yield chunk
     finally:
-        if source.path is not None:
+        if source.path is not None or source.data is not None:
             stream.close()
 
 
@@ -154,19 +157,3 @@ def _decode(source: Source, line_no: int, data: bytes) -> Chunk:
     text = data.decode("utf-8", errors="replace")
     replaced = text.count("\ufffd") if "\ufffd" in text else 0
     return Chunk(source, line_no, _cut_long_lines(_clean(text)), replaced)
-
-
-def read_text_sources(text: str, name: str = "<upload>") -> Iterator[Chunk]:
-    """Chunks of an in-memory text (the web upload), with the same cleaning as files."""
-    stream = io.BytesIO(text.encode("utf-8"))
-    source = _MemorySource(name, None, stream)
-    yield from read_chunks(source)
-
-
-@dataclass(frozen=True)
-class _MemorySource(Source):
-    stream: BinaryIO | None = None
-
-    def open(self) -> BinaryIO:
-        assert self.stream is not None
-        return self.stream

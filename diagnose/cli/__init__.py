@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import typer
 
+from diagnose.cli import chat as chat_commands
+from diagnose.cli import eval as eval_commands
 from diagnose.cli import kb as kb_commands
+from diagnose.cli import llm as llm_commands
 from diagnose.cli import log as log_commands
 
 app = typer.Typer(
@@ -15,4 +18,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 log_commands.register(app)
+chat_commands.register(app)
+eval_commands.register(app)
 app.add_typer(kb_commands.app, name="kb")
+app.add_typer(llm_commands.app, name="llm")

@@ -1,0 +1,263 @@
+"""Follow-up questions about a diagnosis, answered from the masked log and the encyclopedia.
+
+A ChatSession holds masked data only: the diagnosis, the ParsedLog and the history.
+Offline, an intent is recognised from the question and answered from grounded
+sources, each answer citing them; with a model, ``diagnose.llm_chat`` answers instead.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, Field
+
+from diagnose.kb import Entry, get_entry, load_entries
+from diagnose.parse.lines import make_line
+from diagnose.parse.model import ParsedLog
+from diagnose.schema import Diagnosis, LogLine
+
+if TYPE_CHECKING:
+    from diagnose.llm import LLMClient
+
+
+class Citation(BaseModel):
+    """A source an answer relies on: a log line or an encyclopedia section."""
+
+    kind: Literal["log", "kb"]
+    file: str | None = None
+    line: int | None = None
+    rank: int | None = None
+    entry_id: str | None = None
+    section: str | None = None
+    text: str = ""
+
+
+class Answer(BaseModel):
+    """An answer and its citations."""
+
+    answer: str
+    citations: list[Citation] = Field(default_factory=list)
+    grounded: bool = Field(default=True, description="False when the answer is only the closest material found")
+
+
+class Message(BaseModel):
+    """One turn of the conversation."""
+
+    role: Literal["user", "assistant"]
+    content: str
+    citations: list[Citation] = Field(default_factory=list)
+
+
+class ChatSession(BaseModel):
+    """A conversation about one diagnosed run (masked data only)."""
+
+    id: str = Field(default_factory=lambda: secrets.token_urlsafe(24))
+    diagnosis: Diagnosis
+    log: ParsedLog
+    history: list[Message] = Field(default_factory=list)
+
+
+def _entry(diagnosis: Diagnosis) -> Entry | None:
+    try:
+        return get_entry(diagnosis.root_cause.id)
+    except Exception:  # unknown, or an entry removed since
+        return None
+
+
+def _kb(entry: Entry, section: str) -> Citation:
+    return Citation(kind="kb", entry_id=entry.id, section=section, text=entry.section(section)[:400])
+
+
+def _evidence_citations(diagnosis: Diagnosis) -> list[Citation]:
+    return [Citation(kind="log", file=e.file, line=e.line, rank=e.rank, text=e.text) for e in diagnosis.evidence]
+
+
+def _why_rank(session: ChatSession, question: str) -> Answer:
+    d = session.diagnosis
+    if d.initiating_rank is None:
+        return Answer(answer="The log does not show which rank started the failure. " + _next_run_hint(d),
+                      citations=_evidence_citations(d))
+    asked = re.search(r"rank\s*(\d+)", question)
+    lines = [f"Rank {d.initiating_rank} is where the failure started: its first failing line comes before the "
+             "other ranks' errors, and theirs are consequences."]
+    if asked and int(asked.group(1)) != d.initiating_rank:
+        other = int(asked.group(1))
+        groups = [c for c in d.collateral if other in c.ranks]
+        role = "; ".join(c.summary for c in groups) or "no failure of its own"
+        lines.append(f"Rank {other} shows only collateral: {role}.")
+    hang_notes = [n for n in d.notes if n.startswith("hang reasoning")]
+    lines.extend(hang_notes)
+    for group in d.collateral:
+        lines.append(f"Collateral: {group.summary}.")
+    return Answer(answer="\n".join(lines), citations=_evidence_citations(d))
+
+
+def _hardware_or_code(session: ChatSession, question: str) -> Answer:
+    entry = _entry(session.diagnosis)
+    if entry is None:
+        return _fallback(session, question)
+    hardware = {"hardware", "gpu-hardware", "driver", "network", "infrastructure", "infra", "scheduler"} & set(entry.tags)
+    verdict = ("This points at the machine or the environment, not your training code"
+               if hardware else "This is most likely in your code, data or configuration rather than the hardware")
+    return Answer(answer=f"{verdict} ({entry.title}; tags: {', '.join(entry.tags)}).\n\n{entry.mechanism}",
+                  citations=[_kb(entry, "Why it happens"), _kb(entry, "How to confirm"), *_evidence_citations(session.diagnosis)[:2]])
+
+
+def _fix(session: ChatSession, question: str) -> Answer:
+    d, entry = session.diagnosis, _entry(session.diagnosis)
+    if entry is None or not d.fix:
+        return _fallback(session, question)
+    return Answer(answer="\n".join(f"{i}. {step}" for i, step in enumerate(d.fix, 1)), citations=[_kb(entry, "Fix")])
+
+
+def _verify(session: ChatSession, question: str) -> Answer:
+    d, entry = session.diagnosis, _entry(session.diagnosis)
+    if entry is None or not d.verify:
+        return _fallback(session, question)
+    return Answer(answer="Run these to verify:\n" + "\n".join(f"$ {c}" for c in d.verify), citations=[_kb(entry, "Verify")])
+
+
+def _alternatives(session: ChatSession, question: str) -> Answer:
+    d, entry = session.diagnosis, _entry(session.diagnosis)
+    others = [c for c in d.candidates if c.id != d.root_cause.id]
+    parts = [f"- {c.id} (score {c.score:.2f})" for c in others]
+    citations: list[Citation] = []
+    if entry is not None:
+        parts += [f"- related: {r}" for r in entry.related]
+        citations.append(_kb(entry, "Related"))
+    text = "Other explanations considered:\n" + "\n".join(parts) if parts else "No other candidate matched this log."
+    return Answer(answer=text, citations=citations)
+
+
+def _evidence(session: ChatSession, question: str) -> Answer:
+    d = session.diagnosis
+    if not d.evidence:
+        return Answer(answer="No evidence lines were kept for this diagnosis.", citations=[])
+    body = "\n".join(f"{e.file}:{e.line} (rank {e.rank}) {e.text.strip()[:240]}" for e in d.evidence)
+    return Answer(answer=body, citations=_evidence_citations(d))
+
+
+def _lines_around(session: ChatSession, question: str) -> Answer:
+    log = session.log
+    match = re.search(r"line\s*(\d+)", question)
+    number = int(match.group(1)) if match else 0
+    source = session.diagnosis.evidence[0].file if session.diagnosis.evidence else (log.sources or [""])[0]
+    cites = []
+    for n in range(max(1, number - 5), number + 6):
+        text = log.line_text(source, n)
+        if text is not None:
+            cites.append(Citation(kind="log", file=source, line=n, text=text))
+    if not cites:
+        span = f"lines 1-{log.line_count}" if log.complete else "the windows kept around events"
+        return Answer(answer=f"Line {number} of {source} is not in the log ({span} searched).", citations=[], grounded=False)
+    return Answer(answer="\n".join(f"{c.line:>6}  {c.text}" for c in cites), citations=cites)
+
+
+def _rank_lines(session: ChatSession, question: str) -> Answer:
+    rank = int(re.search(r"rank\s*(\d+)", question).group(1))  # type: ignore[union-attr]
+    log = session.log
+    found = [f.evidence for f in log.findings if f.rank == rank]
+    found += [line for e in log.events if e.rank == rank for line in e.lines[-1:]]
+    found = sorted({(line.source, line.line): line for line in found}.values(), key=lambda x: (x.source, x.line))[:15]
+    if not found:
+        ranks = f"ranks {log.ranks[0]}-{log.ranks[-1]}" if log.ranks else "no ranks"
+        return Answer(answer=f"No error or event lines on rank {rank} (searched {ranks}, {log.line_count} lines).",
+                      citations=[], grounded=False)
+    cites = [Citation(kind="log", file=line.source, line=line.line, rank=rank, text=line.text) for line in found]
+    return Answer(answer="\n".join(f"{c.file}:{c.line}  {c.text.strip()[:240]}" for c in cites), citations=cites)
+
+
+def _next_run_hint(d: Diagnosis) -> str:
+    return ("Before the next run: " + "; ".join(d.next_run[:3])) if d.next_run else ""
+
+
+def _next_run(session: ChatSession, question: str) -> Answer:
+    d, entry = session.diagnosis, _entry(session.diagnosis)
+    if not d.next_run:
+        return _fallback(session, question)
+    cites = [_kb(entry, "Before the next run")] if entry else []
+    return Answer(answer="Turn these on before the next run:\n" + "\n".join(f"- {x}" for x in d.next_run), citations=cites)
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z][a-z0-9_]{3,}", text.lower())}
+
+
+def _fallback(session: ChatSession, question: str) -> Answer:
+    """No intent recognised: the closest encyclopedia sections and matching log lines, labeled as such."""
+    words = _words(question)
+    scored: list[tuple[int, Entry, str]] = []
+    for entry in load_entries():
+        for name, body in entry.sections.items():
+            overlap = len(words & _words(body + " " + entry.title))
+            if overlap:
+                scored.append((overlap, entry, name))
+    scored.sort(key=lambda item: -item[0])
+    citations = [_kb(entry, name) for _, entry, name in scored[:3]]
+    log_hits = [line for line in session.log.excerpts if words & _words(line.text)]
+    for kept_source, kept_lines in session.log.lines.items():
+        log_hits += [_as_line(kept_source, i, t) for i, t in enumerate(kept_lines, 1) if words & _words(t)][:5]
+    citations += [Citation(kind="log", file=x.source, line=x.line, rank=x.rank, text=x.text) for x in log_hits[:5]]
+    if not citations:
+        return Answer(answer="I could not find anything about that in this log or the encyclopedia.", grounded=False)
+    parts = ["I have no direct answer; here is the closest material (not a diagnosis):"]
+    parts += [f"- encyclopedia {c.entry_id} / {c.section}" for c in citations if c.kind == "kb"]
+    parts += [f"- {c.file}:{c.line} {c.text.strip()[:160]}" for c in citations if c.kind == "log"]
+    return Answer(answer="\n".join(parts), citations=citations, grounded=False)
+
+
+def _as_line(source: str, number: int, text: str) -> LogLine:
+    return make_line(source, number, text)
+
+
+INTENTS: list[tuple[re.Pattern[str], Callable[[ChatSession, str], Answer]]] = [
+    (re.compile(r"\blines? (?:around|near|at)\b|\bline \d+", re.I), _lines_around),
+    (re.compile(r"\bwhy\b.*\brank\b|\bwhich rank\b", re.I), _why_rank),
+    (re.compile(r"\bhardware\b|\bmy code\b|\bbug in\b", re.I), _hardware_or_code),
+    (re.compile(r"\bverif|\bcheck (?:it|the fix)|\bconfirm\b", re.I), _verify),
+    (re.compile(r"\bfix\b|\bsolve\b|\bresolve\b|\bwhat should i do\b", re.I), _fix),
+    (re.compile(r"\bwhat else\b|\balternativ|\bother (?:cause|explanation|candidate)", re.I), _alternatives),
+    (re.compile(r"\bevidence\b|\bshow (?:me )?the (?:lines|errors)\b|\bproof\b", re.I), _evidence),
+    (re.compile(r"\bon rank \d+|\brank \d+ (?:lines|output|log)", re.I), _rank_lines),
+    (re.compile(r"\bnext time\b|\bnext run\b|\bturn on\b|\bwhat should i log\b|\bmore (?:info|logging)\b", re.I), _next_run),
+]
+
+
+def answer_offline(session: ChatSession, question: str) -> Answer:
+    """Answer a follow-up from the session's masked log and the encyclopedia, citing sources."""
+    for pattern, handler in INTENTS:
+        if pattern.search(question):
+            return handler(session, question)
+    return _fallback(session, question)
+
+
+def ask_stream(session: ChatSession, question: str, *, llm: LLMClient | None = None) -> Iterator[str | Answer]:
+    """Answer as a stream: text pieces as they come, then the final Answer; the turn is recorded."""
+    if llm is not None:
+        from diagnose.llm_chat import stream_with_llm
+
+        stream: Iterator[str | Answer] = stream_with_llm(session, question, llm)
+    else:
+        result = answer_offline(session, question)
+        stream = iter([*re.findall(r"\S+\s*", result.answer), result])
+    final: Answer | None = None
+    for piece in stream:
+        if isinstance(piece, Answer):
+            final = piece
+        yield piece
+    assert final is not None
+    session.history.append(Message(role="user", content=question))
+    session.history.append(Message(role="assistant", content=final.answer, citations=final.citations))
+
+
+def ask(session: ChatSession, question: str, *, llm: LLMClient | None = None) -> Answer:
+    """Answer a follow-up and record the turn in the session's history."""
+    result = None
+    for piece in ask_stream(session, question, llm=llm):
+        if isinstance(piece, Answer):
+            result = piece
+    assert result is not None
+    return result

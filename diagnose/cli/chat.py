@@ -1,0 +1,92 @@
+"""``diagnose chat``: the diagnosis, then follow-up questions in the terminal."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from diagnose.cli.errors import handle_errors
+from diagnose.cli.output import console
+
+COMMANDS = {"/evidence": "show the evidence", "/fix": "how do I fix it", "/verify": "how do I verify the fix"}
+HELP = "Ask a question, or /evidence, /fix, /verify, /quit."
+
+
+def _history_file() -> None:
+    """Keep a readline history of questions (questions only) in the user dir, when readline exists."""
+    try:
+        import readline
+    except ImportError:
+        return
+    from diagnose.settings import user_dir
+
+    path = user_dir() / "chat_history"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        readline.read_history_file(path)
+    import atexit
+
+    atexit.register(readline.write_history_file, path)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the chat command."""
+
+    @app.command("chat")
+    @handle_errors
+    def chat_command(
+        paths: Annotated[list[str], typer.Argument(help="The log (file, directory, .gz, or - for stdin).")],
+        model: Annotated[str | None, typer.Option("--model", "-m", help="litellm model string.")] = None,
+        api_base: Annotated[str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server.")] = None,
+        retrieval: Annotated[bool, typer.Option("--retrieval/--no-retrieval", help="Use the vector index.")] = True,
+    ) -> None:
+        """Diagnose a log, then answer follow-up questions about it (/evidence, /fix, /verify, /quit).
+
+        Questions are read from the terminal, or line by line from stdin when it is not a terminal
+        (a scripted session); pass the log as a file then.
+        """
+        from diagnose.backends import open_backends
+        from diagnose.chat import Answer, ChatSession, ask_stream
+        from diagnose.ingest import resolve_sources
+        from diagnose.pipeline import diagnose
+        from diagnose.render import print_report
+        from diagnose.settings import load_settings
+
+        settings = load_settings(model=model, api_base=api_base)
+        llm, index = open_backends(settings, retrieval=retrieval)
+        result = diagnose(resolve_sources(paths), settings=settings, llm=llm, index=index)
+        out = console()
+        print_report(result.diagnosis, out)
+        session = ChatSession(diagnosis=result.diagnosis, log=result.log)
+        interactive = sys.stdin.isatty()
+        if interactive:
+            _history_file()
+        out.print(f"\n[dim]{HELP}[/dim]")
+        while True:
+            try:
+                question = input("> " if interactive else "").strip()
+            except EOFError:
+                break
+            if not question:
+                continue
+            if question in ("/quit", "/exit"):
+                break
+            if not interactive:
+                out.print(f"> {question}", highlight=False, markup=False)
+            for piece in ask_stream(session, COMMANDS.get(question, question), llm=llm):
+                if isinstance(piece, Answer):
+                    _print_citations(piece, out)
+                else:
+                    out.print(piece, end="", highlight=False, markup=False)
+            out.print()
+
+
+def _print_citations(answer: object, out: object) -> None:
+    from diagnose.chat import Answer
+
+    assert isinstance(answer, Answer)
+    label = "sources" if answer.grounded else "closest material (not a grounded answer)"
+    refs = [f"{c.file}:{c.line}" if c.kind == "log" else f"kb:{c.entry_id}#{c.section}" for c in answer.citations]
+    out.print(f"\n[dim]{label}: {', '.join(refs) or 'none'}[/dim]")  # type: ignore[attr-defined]

@@ -1,0 +1,1 @@
+"""Evals: run the product over labeled failure logs and score it honestly."""

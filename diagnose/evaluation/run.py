@@ -1,0 +1,84 @@
+"""Run the full product path (masking included) over labeled cases and score every one."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from diagnose.errors import DiagnoseError
+from diagnose.evaluation.cases import Case
+from diagnose.evaluation.score import CaseResult, leaks, score_case, summarize
+from diagnose.ingest import resolve_sources
+from diagnose.pipeline import diagnose
+from diagnose.schema import Diagnosis, Redactions, RootCause
+from diagnose.settings import Settings
+
+if TYPE_CHECKING:
+    from diagnose.index import KBIndex
+    from diagnose.llm import LLMClient
+
+
+@dataclass
+class RecordingLLM:
+    """Wraps a client and keeps every message sent, so leaks to the model are measured."""
+
+    inner: LLMClient
+    sent: list[str] = field(default_factory=list)
+
+    @property
+    def model(self) -> str:
+        """The wrapped model string."""
+        return self.inner.model
+
+    def complete(self, messages: list[dict[str, str]], *, json_mode: bool = False) -> str:
+        """Record, then delegate."""
+        self.sent.extend(m["content"] for m in messages)
+        return self.inner.complete(messages, json_mode=json_mode)
+
+    def stream(self, messages: list[dict[str, str]]) -> Iterator[str]:
+        """Record, then delegate."""
+        self.sent.extend(m["content"] for m in messages)
+        return self.inner.stream(messages)
+
+
+def run_case(case: Case, settings: Settings, llm: LLMClient | None, index: KBIndex | None) -> CaseResult:
+    """Diagnose one case and score it; an error becomes an 'error' outcome, never a crash."""
+    recorder = RecordingLLM(llm) if llm is not None else None
+    started = time.perf_counter()
+    try:
+        diagnosis = diagnose(resolve_sources([str(case.log_path)]), settings=settings, llm=recorder, index=index).diagnosis
+    except DiagnoseError as exc:
+        diagnosis = Diagnosis(root_cause=RootCause(id="error", title=str(exc), confidence=0.0),
+                              redactions=Redactions(), notes=[str(exc)])
+    seconds = time.perf_counter() - started
+    leaked = leaks(case.label.secrets, [diagnosis.model_dump_json(), *(recorder.sent if recorder else [])])
+    return score_case(case.id, case.label, diagnosis, seconds, leaked)
+
+
+def run_suite(cases: list[Case], settings: Settings, *, llm: LLMClient | None = None, index: KBIndex | None = None,
+              progress: Callable[[], None] | None = None) -> dict[str, object]:
+    """Every case, then the summary (the ``diagnose eval --json`` contract)."""
+    results = []
+    for case in cases:
+        results.append(run_case(case, settings, llm, index))
+        if progress:
+            progress()
+    return summarize(results, llm.model if llm else "rules")
+
+
+def markdown_report(summary: dict[str, object]) -> str:
+    """A Markdown report: headline figures, per-class accuracy, confusions."""
+    lines = [f"# diagnose eval ({summary['backend']})", "", "| metric | value |", "|---|---|"]
+    for key in ("cases", "top1", "top3", "rank_accuracy", "evidence_recall", "unknown_precision", "unknown_recall",
+                "secrets_leaked", "latency_p50", "latency_p95"):
+        lines.append(f"| {key} | {summary[key]} |")
+    lines += ["", "| class | cases | accuracy |", "|---|---|---|"]
+    for cls, row in summary["per_class"].items():  # type: ignore[union-attr]
+        lines.append(f"| {cls} | {row['cases']} | {row['accuracy']} |")
+    confusion = summary["confusion"]
+    if confusion:
+        lines += ["", "Confusions (expected -> got):", ""]
+        lines += [f"- {c['expected']} -> {c['got']}: {c['count']}" for c in confusion]  # type: ignore[union-attr]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,88 @@
+"""Follow-up answers from a model: the same grounded context plus the history, streamed.
+
+Citations in the model's text (``[file:line]``, ``[kb:id#Section]``) are checked against the
+log and the encyclopedia; the ones that do not exist are reported, never passed on as sources.
+If the model cannot be reached, the offline answer is given with a note.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from diagnose.chat import Answer, ChatSession, Citation, answer_offline
+from diagnose.errors import KBError, LLMError
+from diagnose.kb import get_entry
+from diagnose.llm import LLMClient
+from diagnose.prompting import render, to_messages, window_lines
+from diagnose.schema import LogLine
+
+HISTORY_TURNS = 6
+SECTIONS = ("Why it happens", "How to confirm", "Fix", "Verify", "Before the next run")
+_LOG_REF = re.compile(r"\[([^\[\]\s:]+(?:/[^\[\]\s:]+)*):(\d+)\]")
+_KB_REF = re.compile(r"\[kb:([a-z0-9-]+)(?:#([^\]]+))?\]")
+
+
+def build_chat_messages(session: ChatSession, question: str, budget_tokens: int = 4000) -> list[dict[str, str]]:
+    """The chat prompt (masked text only)."""
+    d = session.diagnosis
+    try:
+        entry = get_entry(d.root_cause.id)
+    except KBError:
+        entry = None
+    anchors = [LogLine(source=e.file, line=e.line, rank=e.rank, text=e.text) for e in d.evidence]
+    asked = re.search(r"line\s*(\d+)", question)
+    if asked and d.evidence:
+        number = int(asked.group(1))
+        text = session.log.line_text(d.evidence[0].file, number)
+        if text is not None:
+            anchors.insert(0, LogLine(source=d.evidence[0].file, line=number, text=text))
+    sections = [(name, entry.section(name)[:1500]) for name in SECTIONS] if entry else []
+    rendered = render("chat", diagnosis=d, entry=entry, sections=sections,
+                      lines=window_lines(session.log, anchors, budget_tokens),
+                      history=session.history[-HISTORY_TURNS * 2:], question=question)
+    return to_messages(rendered)
+
+
+def check_citations(text: str, session: ChatSession) -> tuple[list[Citation], list[str]]:
+    """Citations found in a model's answer that exist, and the ones that do not."""
+    good: list[Citation] = []
+    bad: list[str] = []
+    for source, number in _LOG_REF.findall(text):
+        line = session.log.line_text(source, int(number))
+        if line is None:
+            bad.append(f"{source}:{number}")
+        else:
+            good.append(Citation(kind="log", file=source, line=int(number), text=line))
+    for entry_id, section in _KB_REF.findall(text):
+        try:
+            entry = get_entry(entry_id)
+        except KBError:
+            bad.append(f"kb:{entry_id}")
+            continue
+        name = section if section in entry.sections else None
+        good.append(Citation(kind="kb", entry_id=entry_id, section=name, text=entry.section(name or "What it is")[:400]))
+    return good, bad
+
+
+def stream_with_llm(session: ChatSession, question: str, llm: LLMClient) -> Iterator[str | Answer]:
+    """Text pieces as the model writes them, then the checked Answer."""
+    messages = build_chat_messages(session, question)
+    pieces: list[str] = []
+    try:
+        for piece in llm.stream(messages):
+            pieces.append(piece)
+            yield piece
+    except LLMError as exc:
+        offline = answer_offline(session, question)
+        note = f"\n\n(model unavailable: {exc}; answered from the encyclopedia and the log)"
+        yield ("\n" if pieces else "") + offline.answer + note
+        yield Answer(answer=offline.answer + note, citations=offline.citations, grounded=offline.grounded)
+        return
+    text = "".join(pieces)
+    citations, missing = check_citations(text, session)
+    if missing:
+        note = f"\n\n(removed citations that do not exist: {', '.join(missing)})"
+        yield note
+        text += note
+    yield Answer(answer=text, citations=citations, grounded=bool(citations))

@@ -1,0 +1,102 @@
+"""Render prompt templates (``diagnose/prompts/*.jinja2``) into chat messages, within a token budget.
+
+Rendering is pure: StrictUndefined, no clock, the caller's context is not changed.
+Log text enters a prompt only as masked lines, quoted inside ``<log>`` and numbered
+as ``file:line`` references the model may cite.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+
+from diagnose.parse.lines import split_prefix
+from diagnose.parse.model import ParsedLog
+from diagnose.schema import LogLine
+
+PROMPTS = Path(__file__).with_name("prompts")
+CHARS_PER_TOKEN = 4
+WINDOW = 3
+_ROLE = re.compile(r"^\[(system|user|assistant)\]\s*$", re.M)
+
+
+@dataclass(frozen=True)
+class PromptLine:
+    """One quoted log line: its citable reference, rank and masked text."""
+
+    ref: str
+    rank: int | None
+    text: str
+
+
+@lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(PROMPTS), undefined=jinja2.StrictUndefined, autoescape=False,
+        keep_trailing_newline=True,
+    )
+
+
+def prompt_version() -> str:
+    """A hash of every template: part of the response cache key and logged with each run."""
+    digest = hashlib.sha256()
+    for path in sorted(PROMPTS.glob("*.jinja2")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def render(name: str, **context: object) -> str:
+    """Render ``prompts/<name>.jinja2``; a missing variable is an error, never an empty string."""
+    return _environment().get_template(f"{name}.jinja2").render(**context)
+
+
+def to_messages(rendered: str) -> list[dict[str, str]]:
+    """Split a rendered template at its ``[system]``/``[user]``/``[assistant]`` markers."""
+    parts = _ROLE.split(rendered)
+    return [
+        {"role": parts[i], "content": parts[i + 1].strip()}
+        for i in range(1, len(parts) - 1, 2)
+        if parts[i + 1].strip()
+    ]
+
+
+def quote(text: str) -> str:
+    """Log text made safe to sit inside the <log> block."""
+    return text.replace("<log>", "<log >").replace("</log>", "</log >").replace("\n", " ")[:1000]
+
+
+def ref(line: LogLine) -> str:
+    """The citable reference of a line."""
+    return f"{line.source}:{line.line}"
+
+
+def window_lines(log: ParsedLog, anchors: list[LogLine], budget_tokens: int) -> list[PromptLine]:
+    """Lines around each anchor (in priority order), deduplicated, until the token budget is spent."""
+    chosen: dict[tuple[str, int], PromptLine] = {}
+    budget = budget_tokens * CHARS_PER_TOKEN
+    for anchor in anchors:
+        for number in range(anchor.line - WINDOW, anchor.line + WINDOW + 1):
+            key = (anchor.source, number)
+            if key in chosen:
+                continue
+            text = anchor.text if number == anchor.line else log.line_text(anchor.source, number)
+            if text is None:
+                continue
+            rank = anchor.rank if number == anchor.line else split_prefix(text)[0]
+            line = PromptLine(f"{anchor.source}:{number}", rank, quote(text))
+            cost = len(line.ref) + len(line.text) + 12
+            if cost > budget:
+                return _ordered(chosen, log)
+            budget -= cost
+            chosen[key] = line
+    return _ordered(chosen, log)
+
+
+def _ordered(chosen: dict[tuple[str, int], PromptLine], log: ParsedLog) -> list[PromptLine]:
+    order = {name: i for i, name in enumerate(log.sources)}
+    return [chosen[key] for key in sorted(chosen, key=lambda k: (order.get(k[0], 0), k[1]))]
