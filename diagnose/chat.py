@@ -80,11 +80,9 @@ def _why_rank(session: ChatSession, question: str) -> Answer:
     if d.initiating_rank is None:
         return Answer(answer="The log does not show which rank started the failure. " + _next_run_hint(d),
                       citations=_evidence_citations(d))
-    asked = re.search(r"rank\s*(\d+)", question)
     lines = [f"Rank {d.initiating_rank} is where the failure started: its first failing line comes before the "
              "other ranks' errors, and theirs are consequences."]
-    if asked and int(asked.group(1)) != d.initiating_rank:
-        other = int(asked.group(1))
+    for other in sorted({int(n) for n in re.findall(r"rank\s*(\d+)", question)} - {d.initiating_rank}):
         groups = [c for c in d.collateral if other in c.ranks]
         role = "; ".join(c.summary for c in groups) or "no failure of its own"
         lines.append(f"Rank {other} shows only collateral: {role}.")

@@ -115,7 +115,7 @@ class _ChromaProtocol:
 class HashEmbedding(_ChromaProtocol):
     """Deterministic feature-hashing vectorizer: no model, no download, same vector in every process."""
 
-    def __init__(self, dim: int = 2048) -> None:
+    def __init__(self, dim: int = 4096) -> None:
         """``dim`` buckets; each feature adds its weight, with a sign taken from its hash, to one bucket."""
         self.dim = dim
 
@@ -145,7 +145,7 @@ class HashEmbedding(_ChromaProtocol):
     @staticmethod
     def build_from_config(config: dict[str, Any]) -> HashEmbedding:
         """Rebuild from ``get_config()``."""
-        return HashEmbedding(dim=int(config.get("dim", 2048)))
+        return HashEmbedding(dim=int(config.get("dim", 4096)))
 
 
 class LiteLLMEmbedding(_ChromaProtocol):

@@ -45,7 +45,7 @@ def diagnose(sources: Iterable[Source], *, settings: Settings, llm: LLMClient | 
     entries = {entry.id: entry for entry in load_entries(settings.kb_dir)}
     rules = SignatureRules(list(entries.values()))
     log = LogReader(rules, Redactor(), progress).read(sources)
-    if log.byte_count <= len(log.sources) or (not any(log.lines.values()) and log.complete):
+    if not log.has_text:
         raise InputError("the log is empty")
     hang = analyse_hang(log)
     retrieved: dict[str, float] = {}

@@ -32,6 +32,7 @@ class ParsedLog(BaseModel):
     lines: dict[str, list[str]] = Field(default_factory=dict, description="masked lines by source, when kept")
     excerpts: list[LogLine] = Field(default_factory=list, description="lines around events when not all are kept")
     complete: bool = Field(default=True, description="all lines kept (small log)")
+    has_text: bool = Field(default=False, description="some line holds more than white space")
     redactions: Redactions = Field(default_factory=Redactions)
     notes: list[str] = Field(default_factory=list)
 

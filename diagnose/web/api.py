@@ -1,0 +1,187 @@
+"""The JSON API under ``/api`` (OpenAPI at ``/docs``) and ``/healthz``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+
+from diagnose.chat import Answer, Message, ask
+from diagnose.kb import get_entry, load_entries
+from diagnose.pipeline import diagnose
+from diagnose.schema import Diagnosis, Redactions
+from diagnose.web import sse
+from diagnose.web.auth import require_token
+from diagnose.web.errors import ErrorBody
+from diagnose.web.masking import count_masks, mask_question
+from diagnose.web.sessions import WebSession
+from diagnose.web.state import AppState, app_state
+from diagnose.web.upload import read_upload
+
+router = APIRouter(prefix="/api", dependencies=[Depends(require_token)])
+health = APIRouter()
+State = Annotated[AppState, Depends(app_state)]
+_MAX_ID = 100
+
+
+def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    return {code: {"model": ErrorBody} for code in codes}
+
+
+LOG_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "text/plain": {"schema": {"type": "string"}},
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {"type": "array", "items": {"type": "string", "format": "binary"},
+                                 "description": "the log; repeat the field for per-rank files"},
+                        "model": {"type": "string", "description": "litellm model string (default: the server's)"},
+                    },
+                }
+            },
+        },
+    }
+}
+
+
+class DiagnosisCreated(BaseModel):
+    """A new session and its diagnosis."""
+
+    session_id: str
+    diagnosis: Diagnosis
+
+
+class SessionView(BaseModel):
+    """A session as the API shows it: the diagnosis and the conversation (never the log)."""
+
+    session_id: str
+    diagnosis: Diagnosis
+    history: list[Message]
+    model: str | None = None
+
+
+class Question(BaseModel):
+    """A follow-up question."""
+
+    content: str = Field(min_length=1, max_length=4000, description="the question, in plain words")
+
+
+class Info(BaseModel):
+    """What this server does with an upload."""
+
+    model: str | None = Field(description="the default model, or null for rules only")
+    retrieval: bool
+    store: str
+    max_upload_mb: int
+    session_ttl_s: int
+
+
+class EntrySummary(BaseModel):
+    """One encyclopedia entry in the list."""
+
+    id: str
+    title: str
+    kind: str
+    tags: list[str]
+    summary: str
+
+
+def _session(state: AppState, session_id: str) -> WebSession:
+    found = state.store.get(session_id) if len(session_id) <= _MAX_ID else None
+    if found is None:
+        raise HTTPException(404, "no such session (unknown, deleted or expired)")
+    return found
+
+
+@router.get("/info", response_model=Info)
+def info(state: State) -> Info:
+    """The default model, the session store and the limits."""
+    return Info(model=state.settings.model, retrieval=state.index is not None, store=state.store.kind,
+                max_upload_mb=state.settings.max_upload_mb, session_ttl_s=state.config.session_ttl_s)
+
+
+@router.post("/redactions", response_model=Redactions, openapi_extra=LOG_BODY, responses=_errors(400, 413, 415))
+async def redactions(request: Request, state: State) -> Redactions:
+    """What would be masked in this log, by type: counts only. Nothing is stored and no model is called."""
+    upload = await read_upload(request, state.max_upload_bytes)
+    return await run_in_threadpool(count_masks, upload.sources)
+
+
+@router.post("/diagnoses", response_model=DiagnosisCreated, status_code=201, openapi_extra=LOG_BODY,
+             responses=_errors(400, 413, 415, 502))
+async def create_diagnosis(
+    request: Request, response: Response, state: State,
+    model: Annotated[str | None, Query(description="litellm model string (default: the server's)")] = None,
+) -> DiagnosisCreated:
+    """Diagnose a log (masked first) and open a chat session about it."""
+    upload = await read_upload(request, state.max_upload_bytes, model)
+    llm = await run_in_threadpool(state.llm_for, upload.model)
+    result = await run_in_threadpool(
+        lambda: diagnose(upload.sources, settings=state.settings, llm=llm, index=state.index)
+    )
+    session = WebSession(diagnosis=result.diagnosis, log=result.log, model=upload.model)
+    await run_in_threadpool(state.store.put, session)
+    response.headers["Location"] = f"/api/sessions/{session.id}"
+    return DiagnosisCreated(session_id=session.id, diagnosis=result.diagnosis)
+
+
+@router.get("/sessions/{session_id}", response_model=SessionView, responses=_errors(404))
+def get_session(session_id: str, state: State) -> SessionView:
+    """The diagnosis and the conversation so far."""
+    session = _session(state, session_id)
+    return SessionView(session_id=session.id, diagnosis=session.diagnosis, history=session.history, model=session.model)
+
+
+@router.delete("/sessions/{session_id}", status_code=204, responses=_errors(404))
+def delete_session(session_id: str, state: State) -> Response:
+    """Forget a session now (it also expires on its own)."""
+    if len(session_id) > _MAX_ID or not state.store.delete(session_id):
+        raise HTTPException(404, "no such session (unknown, deleted or expired)")
+    return Response(status_code=204)
+
+
+@router.post(
+    "/sessions/{session_id}/messages",
+    response_model=Answer,
+    responses={**_errors(404, 422, 502), 200: {"content": {"text/event-stream": {}}}},
+)
+def post_message(session_id: str, question: Question, request: Request, state: State) -> Any:
+    """Ask a follow-up. With ``Accept: text/event-stream`` the answer streams as server-sent events."""
+    session = _session(state, session_id)
+    masked = mask_question(question.content)
+    llm = state.llm_for(session.model)
+    if sse.wants_events(request.headers.get("accept", "")):
+        return StreamingResponse(sse.answer_events(session, masked, llm, state.store.put),
+                                 media_type="text/event-stream", headers=sse.HEADERS)
+    answer = ask(session, masked, llm=llm)
+    state.store.put(session)
+    return answer
+
+
+@router.get("/kb", response_model=list[EntrySummary])
+def list_kb(state: State) -> list[EntrySummary]:
+    """Every encyclopedia entry: id, title, kind, tags, summary."""
+    return [EntrySummary(id=e.id, title=e.title, kind=e.kind, tags=e.tags, summary=e.summary)
+            for e in load_entries(state.settings.kb_dir)]
+
+
+@router.get("/kb/{entry_id}", responses=_errors(404))
+def get_kb(entry_id: str, state: State) -> dict[str, object]:
+    """One entry: every field, with its sections as Markdown and fix/verify as lists."""
+    return get_entry(entry_id, state.settings.kb_dir).public_fields()
+
+
+@health.get("/healthz")
+def healthz(state: State) -> dict[str, object]:
+    """Liveness: the app answers and its session store works."""
+    state.store.ping()
+    return {"ok": True, "store": state.store.kind}

@@ -1,0 +1,42 @@
+"""Server-sent events for a follow-up answer: ``delta`` text pieces, then ``answer`` (or ``error``), then ``done``."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterator
+
+from diagnose.chat import Answer, ask_stream
+from diagnose.errors import DiagnoseError
+from diagnose.web.errors import error_body
+from diagnose.web.sessions import WebSession
+
+log = logging.getLogger("diagnose.web")
+HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def event(name: str, data: object) -> str:
+    """One event; the data is JSON on one line, so newlines in answers survive."""
+    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def wants_events(accept: str) -> bool:
+    """True when the client asked for ``text/event-stream``."""
+    return "text/event-stream" in accept.lower()
+
+
+def answer_events(session: WebSession, question: str, llm: object, save: Callable[[WebSession], None]) -> Iterator[str]:
+    """Stream the answer to ``question``; the session (with the new turn) is saved once the answer is whole."""
+    try:
+        for piece in ask_stream(session, question, llm=llm):  # type: ignore[arg-type]
+            if isinstance(piece, Answer):
+                save(session)
+                yield event("answer", piece.model_dump())
+            else:
+                yield event("delta", {"text": piece})
+    except DiagnoseError as exc:
+        yield event("error", error_body(exc.status, str(exc)))
+    except Exception as exc:  # the response has started: report in-band, log the type only
+        log.error("unhandled %s while streaming an answer", type(exc).__name__)
+        yield event("error", error_body(500, "internal error"))
+    yield event("done", {})

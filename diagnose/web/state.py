@@ -1,0 +1,56 @@
+"""What every request of one app shares: settings, the model client(s), the index and the session store."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from fastapi import Request
+
+from diagnose.backends import open_llm
+from diagnose.settings import Settings
+from diagnose.web.config import WebConfig
+from diagnose.web.sessions import SessionStore
+
+if TYPE_CHECKING:
+    from diagnose.llm import LLMClient
+
+    from diagnose.index import KBIndex
+
+MAX_CACHED_MODELS = 8
+
+
+@dataclass
+class AppState:
+    """Shared by all requests of one app (one process)."""
+
+    settings: Settings
+    config: WebConfig
+    store: SessionStore
+    llm: LLMClient | None = None
+    index: KBIndex | None = None
+    _llms: dict[str, LLMClient] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def max_upload_bytes(self) -> int:
+        """The upload size limit in bytes."""
+        return self.settings.max_upload_mb << 20
+
+    def llm_for(self, model: str | None) -> LLMClient | None:
+        """The client for a model a request named, or the server's default (None: rules only)."""
+        if model is None or model == self.settings.model:
+            return self.llm
+        with self._lock:
+            client = self._llms.get(model)
+            if client is None:
+                client = open_llm(self.settings.model_copy(update={"model": model}))
+                if client is not None and len(self._llms) < MAX_CACHED_MODELS:
+                    self._llms[model] = client
+            return client
+
+
+def app_state(request: Request) -> AppState:
+    """The state of the app serving this request."""
+    return request.app.state.diagnose  # type: ignore[no-any-return]
