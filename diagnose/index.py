@@ -17,9 +17,10 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
+from diagnose.data import kb_dir
 from diagnose.embedding import HashEmbedding, LiteLLMEmbedding, embedder_for
 from diagnose.errors import ConfigError, KBError
-from diagnose.kb import Entry, content_hash, load_entries
+from diagnose.kb import SECTIONS, Entry, content_hash, parse_entry
 from diagnose.settings import Settings, user_dir
 
 COLLECTION = "diagnose-kb"
@@ -53,9 +54,7 @@ def chunks(entry: Entry) -> list[tuple[str, str, str]]:
     """(section, stored text, embedded text) per indexed section; the embedded text adds the title and aliases."""
     header = " ".join([entry.title, *entry.aliases])
     return [
-        (name, body, f"{header}\n{name}\n{body}")
-        for name, body in entry.sections.items()
-        if body.strip() and name not in SKIPPED_SECTIONS
+        (name, body, f"{header}\n{name}\n{body}") for name, body in entry.sections.items() if body.strip() and name not in SKIPPED_SECTIONS
     ]
 
 
@@ -69,6 +68,7 @@ class KBIndex:
         self.location = location
         self.kb_dir = kb_dir
         self._collection: Any = None
+        self._count = 0
 
     def _signature(self) -> dict[str, str]:
         embedder = json.dumps({"name": self.embedder.name(), "config": self.embedder.get_config()}, sort_keys=True)
@@ -84,26 +84,34 @@ class KBIndex:
                 return None
             raise KBError(f"cannot open the index at {self.location}: {exc}") from exc
 
-    def is_current(self) -> bool:
-        """True when the collection exists and was built from this kb/ with this embedder."""
+    def _current(self) -> Any:
         collection = self._existing()
         if collection is None:
-            return False
+            return None
         metadata = collection.metadata or {}
-        return all(metadata.get(key) == value for key, value in self._signature().items())
+        return collection if all(metadata.get(k) == v for k, v in self._signature().items()) else None
+
+    def _use(self, collection: Any) -> None:
+        self._collection = collection
+        self._count = collection.count()
+
+    def is_current(self) -> bool:
+        """True when the collection exists and was built from this kb/ with this embedder."""
+        return self._current() is not None
 
     def ensure(self) -> IndexStats | None:
         """Build the index when kb/ or the embedder changed; the stats of the build, or None when it was current."""
-        if self.is_current():
-            self._collection = self._existing()
-            return None
-        return self.build()
+        collection = self._current()
+        if collection is None:
+            return self.build()
+        self._use(collection)
+        return None
 
     def build(self) -> IndexStats:
         """(Re)build the collection from every entry and return what was done."""
         started = time.perf_counter()
         signature = self._signature()
-        entries = load_entries(self.kb_dir)
+        entries = _read_entries(self.kb_dir)
         ids, documents, metadatas, texts = [], [], [], []
         for entry in entries:
             for section, body, embedded in chunks(entry):
@@ -120,7 +128,7 @@ class KBIndex:
             configuration={"hnsw": {"space": "cosine"}},
         )
         collection.add(ids=ids, documents=documents, metadatas=metadatas, embeddings=self.embedder(texts))
-        self._collection = collection
+        self._use(collection)
         return IndexStats(
             entries=len(entries),
             passages=len(ids),
@@ -134,27 +142,32 @@ class KBIndex:
         """The best passage of each of the ``k`` entries nearest to ``text``, best first; ``entry_ids`` restricts."""
         if self._collection is None:
             self.ensure()
-        collection = self._collection
-        total = collection.count()
-        if not text.strip() or total == 0 or k <= 0 or entry_ids == []:
+        if not text.strip() or self._count == 0 or k <= 0 or entry_ids == []:
             return []
         where = {"entry_id": {"$in": entry_ids}} if entry_ids else None
-        result = collection.query(
+        result = self._collection.query(
             query_embeddings=self.embedder.embed_query([text]),
-            n_results=min(total, k * 12),
+            n_results=min(self._count, k * len(SECTIONS)),  # enough for k distinct entries
             where=where,
             include=["documents", "metadatas", "distances"],
         )
         passages: dict[str, Passage] = {}
-        for document, metadata, distance in zip(
-            result["documents"][0], result["metadatas"][0], result["distances"][0], strict=True
-        ):
+        rows = zip(result["documents"][0], result["metadatas"][0], result["distances"][0], strict=True)
+        for document, metadata, distance in rows:
             entry_id = str(metadata["entry_id"])
             if entry_id not in passages:
                 passages[entry_id] = Passage(
                     entry_id=entry_id, section=str(metadata["section"]), text=document, score=round(1.0 - distance, 4)
                 )
         return list(passages.values())[:k]
+
+
+def _read_entries(directory: Path | None) -> list[Entry]:
+    """The entries as they are on disk now (``load_entries`` caches per process; a rebuild must see edits)."""
+    files = sorted((kb_dir(directory) / "entries").glob("*.md"))
+    if not files:
+        raise KBError(f"no encyclopedia entries in {kb_dir(directory) / 'entries'}")
+    return [parse_entry(path.read_text(encoding="utf-8"), source=path.name) for path in files]
 
 
 def _register() -> None:
@@ -182,9 +195,7 @@ def open_index(settings: Settings) -> KBIndex:
             raise ConfigError(f"invalid Chroma URL: {settings.chroma_url}")
         ssl = url.scheme == "https"
         try:
-            client = chromadb.HttpClient(
-                host=url.hostname, port=url.port or (443 if ssl else 8000), ssl=ssl, settings=chroma_settings
-            )
+            client = chromadb.HttpClient(host=url.hostname, port=url.port or (443 if ssl else 8000), ssl=ssl, settings=chroma_settings)
         except Exception as exc:  # connection errors surface as ValueError or httpx errors
             raise KBError(f"cannot reach the Chroma server at {settings.chroma_url}: {exc}") from exc
         return KBIndex(client, embedder, location=settings.chroma_url, kb_dir=settings.kb_dir)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from diagnose.assemble import build_diagnosis
 from diagnose.calibration import confidence
 from diagnose.candidates import score_candidates
+from diagnose.discriminate import break_ties
 from diagnose.errors import InputError
 from diagnose.hangs import analyse_hang
 from diagnose.ingest import Source
@@ -53,7 +54,7 @@ def diagnose(sources: Iterable[Source], *, settings: Settings, llm: LLMClient | 
         from diagnose.retrieve import retrieve_for_log
 
         retrieved = retrieve_for_log(log, index)
-    ranked = score_candidates(log, entries, hang, retrieved)
+    ranked = break_ties(score_candidates(log, entries, hang, retrieved), log)
     diagnosis = build_diagnosis(log, ranked, entries, hang, confidence(ranked[0].score if ranked else 0.0))
     if llm is not None:
         from diagnose.llm_diagnose import refine_with_llm

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from diagnose.embedding import normalize
+from diagnose.embedding import HashEmbedding, normalize
 from diagnose.index import KBIndex, Passage
 from diagnose.kb import Entry
 from diagnose.schema import ROLE_ORDER
@@ -22,15 +22,25 @@ def query_text(event_texts: Iterable[str], max_lines: int = 30) -> str:
 
 
 def signature_hits(lines: Iterable[str], entries: list[Entry]) -> list[str]:
-    """Ids of the entries whose signatures match any line, most specific first (weight, then role)."""
-    best: dict[str, tuple[float, int]] = {}
+    """Ids of the entries whose signatures match the lines, best first.
+
+    An entry scores the sum, over the distinct line shapes it matches, of its most specific matching signature's
+    weight: the entry that explains more of the lines, more specifically, comes first. Ties go to the better role.
+    """
+    best: dict[tuple[str, str], tuple[float, int]] = {}
     for line in lines:
+        shape = normalize(line)
         for entry in entries:
             for signature in entry.signatures:
                 if signature.regex.search(line):
-                    key = (-signature.weight, ROLE_ORDER[signature.role])
-                    best[entry.id] = min(best.get(entry.id, key), key)
-    return sorted(best, key=lambda entry_id: best[entry_id])
+                    key = (entry.id, shape)
+                    weight, role = best.get(key, (0.0, len(ROLE_ORDER)))
+                    best[key] = (max(weight, signature.weight), min(role, ROLE_ORDER[signature.role]))
+    scores: dict[str, tuple[float, int]] = {}
+    for (entry_id, _), (weight, role) in best.items():
+        total, best_role = scores.get(entry_id, (0.0, len(ROLE_ORDER)))
+        scores[entry_id] = (total + weight, min(best_role, role))
+    return sorted(scores, key=lambda entry_id: (-scores[entry_id][0], scores[entry_id][1], entry_id))
 
 
 def retrieve(event_texts: list[str], signature_entry_ids: list[str], index: KBIndex, k: int = 5) -> list[Passage]:
@@ -43,3 +53,14 @@ def retrieve(event_texts: list[str], signature_entry_ids: list[str], index: KBIn
     first = [matched[entry_id] for entry_id in hits if entry_id in matched]
     rest = [p for p in index.search(query, k=k + len(first)) if p.entry_id not in matched]
     return (first + rest)[:k]
+
+
+def excerpt(text: str, query: str, width: int = 160) -> str:
+    """The line of a passage closest to the query (lexically), to show next to a search result."""
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith(("```", "|---", "| Symptom"))]
+    if not lines:
+        return ""
+    vectors = HashEmbedding(dim=1024)([query, *lines])
+    best = max(range(len(lines)), key=lambda i: float(vectors[0] @ vectors[i + 1]))
+    line = lines[best]
+    return line if len(line) <= width else line[: width - 1] + "…"

@@ -55,7 +55,7 @@ def search(
 ) -> None:
     """Find the entries that explain TEXT: signature matches first, then vector similarity."""
     from diagnose.index import open_index
-    from diagnose.retrieve import retrieve, signature_hits
+    from diagnose.retrieve import excerpt, retrieve, signature_hits
 
     settings = load_settings()
     index = open_index(settings)
@@ -70,9 +70,8 @@ def search(
     if not passages:
         out.print("no matching entry")
     for passage in passages:
-        first_line = next((line.strip() for line in passage.text.splitlines() if line.strip()), "")
         out.print(f"[bold]{passage.entry_id}[/bold]  {passage.score:.3f}  {passage.section}", highlight=False)
-        out.print(f"    {first_line[:160]}", highlight=False, markup=False)
+        out.print(f"    {excerpt(passage.text, text)}", highlight=False, markup=False)
 
 
 @app.command("index")

@@ -26,7 +26,7 @@ STRUCTURAL: dict[str, str] = {
     "agent_failed": r"failed \(exitcode: -?\d+\) local_rank: \d+",
     "signal": r"Signal \d+ \(SIG\w+\) received by PID|closing signal SIG\w+|Segmentation fault|Fatal Python error",
     "nccl_host": r"(?:<HOST_\d+>|[\w.-]+):\d+:\d+ \[\d+\] NCCL INFO (?:Bootstrap|cudaDriverVersion|NCCL version)",
-    "error_line": r"(?:^|\]:?\s?|: )(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)\b(?::|$)|\b(?:FATAL|CRITICAL)\b|\berror:",
+    "error_line": r"(?:^|[\]>]:?\s?|: )(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)\b(?::|$)|\b(?:FATAL|CRITICAL)\b|\berror:",
 }
 
 _WORK_FIELDS = re.compile(r"(\w+(?:\(ms\))?)=([^,)]+)")
@@ -50,8 +50,8 @@ def line_event(kind: str, line: LogLine) -> Event:
     body = body_of(line.text)
     fields: dict[str, str] = {}
     if kind == "watchdog":
-        inner = body[body.find("WorkNCCL(") + 9:]
-        fields = {k: v.strip() for k, v in _WORK_FIELDS.findall(inner.split(")", 1)[0] + ")")}
+        inner = body[body.find("WorkNCCL(") + 9:].split(" ran for ", 1)[0]
+        fields = {k: v.strip() for k, v in _WORK_FIELDS.findall(inner)}
         ran = re.search(r"ran for (\d+) milliseconds", body)
         if ran:
             fields["ran_ms"] = ran.group(1)

@@ -21,6 +21,7 @@ _PREFIXES: list[tuple[str, re.Pattern[str]]] = [
 ]
 _K8S_INDEX = re.compile(r"-(?:master|worker|launcher)-(\d+)\b")
 _IN_BODY_RANK = re.compile(r"\[(?:PG ID \d+ PG GUID \S+ )?Rank (\d+)\]|\brank(?:=| )(\d+)\b|\[rank(\d+)\]")
+_SYSLOG_HOST = re.compile(r"^[A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d (?P<host><HOST_\d+>|[\w.-]+) (?:kernel|slurmd|slurmstepd)")
 _NCCL_HOST = re.compile(r"^(?P<host><HOST_\d+>|[\w.-]+):\d+:\d+ \[(?P<dev>\d+)\] NCCL")
 
 
@@ -62,6 +63,9 @@ def make_line(source: str, line_no: int, text: str, *, rank_hint: int | None = N
     if nccl:
         host = host or nccl.group("host")
         local_rank = int(nccl.group("dev"))
+    syslog = _SYSLOG_HOST.match(body) if host is None else None
+    if syslog:
+        host = syslog.group("host")
     return LogLine(
         source=source,
         line=line_no,

@@ -23,7 +23,8 @@ from diagnose.parse.events import (
 )
 from diagnose.parse.lines import make_line
 from diagnose.parse.model import FindingGroup, ParsedLog
-from diagnose.parse.timestamps import ISO_DATE
+from diagnose.parse.roles import assign_roles
+from diagnose.parse.timestamps import ISO_DATE, parse_timestamp
 from diagnose.rules import SignatureRules
 from diagnose.scan import Scanner
 from diagnose.schema import Event, Finding, LogLine, Redactions
@@ -32,6 +33,7 @@ KEEP_ALL_LINES = 200_000
 KEEP_PER_KEY = 3
 MAX_EVENTS_PER_KEY = 4
 WINDOW = 3
+LOOKBACK = 200
 _RANKS = re.compile(r"^(?:\[(?:rank|default)(\d+)\]:|\[\d+,(\d+)\]<std|(\d{1,5}): |\[rank: (\d+)\])", re.M)
 _FILE_RANK = re.compile(r"(?:rank|proc|process|worker|gpu)[-_]?(\d+)|^(\d+)$", re.I)
 _FILE_HOST = re.compile(r"^(?!rank|worker|logs?$)[A-Za-z][\w.-]*\d[\w.-]*$")
@@ -92,8 +94,7 @@ class LogReader:
         host_hint = None
         for part in path.parts[:-1]:
             if _FILE_HOST.match(part):
-                masked = self.redactor.redact_line(f"MASTER_ADDR={part}")
-                host_hint = masked.split("=", 1)[1] if masked != f"MASTER_ADDR={part}" else None
+                host_hint = self.redactor.redact_line(f"MASTER_ADDR={part}").split("=", 1)[1]
         return rank_hint, host_hint
 
     def _chunk(self, chunk: Chunk, index: int, name: str, rank_hint: int | None, host_hint: str | None,
@@ -119,8 +120,10 @@ class LogReader:
 
         def make(i: int) -> LogLine:
             if i not in made:
-                made[i] = make_line(name, first + i, lines[i], rank_hint=rank_hint, host_hint=host_hint,
-                                    year=self._year)
+                line = make_line(name, first + i, lines[i], rank_hint=rank_hint, host_hint=host_hint, year=self._year)
+                if line.timestamp is None:
+                    line.timestamp = self._recent_timestamp(lines, i, line.rank, rank_hint)
+                made[i] = line
             return made[i]
 
         structural = len(self.kinds)
@@ -139,6 +142,17 @@ class LogReader:
                 self._drop_kept_lines()
                 return None
         return kept
+
+    def _recent_timestamp(self, lines: list[str], i: int, rank: int | None, rank_hint: int | None) -> float | None:
+        """The timestamp of the closest earlier line of the same rank (tracebacks print none)."""
+        for j in range(i - 1, max(-1, i - LOOKBACK), -1):
+            text = lines[j]
+            if rank is not None and rank != rank_hint and f"{rank}]" not in text[:40] and f"{rank}:" not in text[:12]:
+                continue
+            stamp = parse_timestamp(text, year=self._year)
+            if stamp is not None:
+                return stamp
+        return None
 
     def _structural(self, kind: str, line: LogLine, i: int, lines: list[str], make: Callable[[int], LogLine]) -> None:
         key = (kind, line.rank)
@@ -219,6 +233,7 @@ class LogReader:
             log.notes.append(f"{self._replaced} characters were not valid UTF-8 and were replaced")
         counts = dict(self.redactor.counts)
         log.redactions = Redactions(total=sum(counts.values()), by_type=counts)
+        assign_roles(log)
         log.excerpts.sort(key=lambda line: (log.sources.index(line.source) if line.source in log.sources else 0,
                                             line.line))
         return log

@@ -16,9 +16,8 @@ from diagnose.web.config import WebConfig, web_config
 from diagnose.web.sessions import SessionStore, open_store
 
 if TYPE_CHECKING:
-    from diagnose.llm import LLMClient
-
     from diagnose.index import KBIndex
+    from diagnose.llm import LLMClient
 
 __all__ = ["app_from_env", "create_app"]
 

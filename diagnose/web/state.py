@@ -14,9 +14,8 @@ from diagnose.web.config import WebConfig
 from diagnose.web.sessions import SessionStore
 
 if TYPE_CHECKING:
-    from diagnose.llm import LLMClient
-
     from diagnose.index import KBIndex
+    from diagnose.llm import LLMClient
 
 MAX_CACHED_MODELS = 8
 

@@ -293,13 +293,13 @@ function citationItem(c) {
   if (c.kind === "kb") {
     const section = c.section ? ` › ${c.section}` : "";
     const href = `/kb/${encodeURIComponent(c.entry_id)}${c.section ? `#${slug(c.section)}` : ""}`;
-    return el("li", { class: "cite kb" }, el("a", { href, text: `📘 ${c.entry_id}${section}` }));
+    return el("li", { class: "cite kb" }, el("a", { href }, el("span", { class: "cite-kind", text: "kb" }), `${c.entry_id}${section}`));
   }
   const label = `${c.file}:${c.line}${c.rank !== null && c.rank !== undefined ? ` · rank ${c.rank}` : ""}`;
   const anchor = evidenceAnchor(c.file, c.line);
   const head = anchor
-    ? el("a", { href: `#${anchor}`, onclick: () => flash(anchor), text: `📄 ${label}` })
-    : el("span", { text: `📄 ${label}` });
+    ? el("a", { href: `#${anchor}`, onclick: () => flash(anchor) }, el("span", { class: "cite-kind", text: "log" }), label)
+    : el("span", {}, el("span", { class: "cite-kind", text: "log" }), label);
   return el("li", { class: "cite log" }, head, el("code", { class: "snippet", text: c.text.trim().slice(0, 160) }));
 }
 

@@ -1,0 +1,55 @@
+"""Tie-breakers for entries that share signatures and differ only in how the failure spreads.
+
+NaN lines look the same whether one rank produced the NaN first (``nan-on-one-rank``: a failing GPU,
+a bad shard) or every rank diverged together (``loss-divergence-nan``). The difference is in the
+ranks: one rank well ahead of the others, or all of them at once.
+"""
+
+from __future__ import annotations
+
+from diagnose.candidates import Scored, chronological
+from diagnose.parse.model import ParsedLog
+from diagnose.schema import Finding
+
+ONE_RANK = "nan-on-one-rank"
+ALL_RANKS = "loss-divergence-nan"
+SHIFT = 0.15
+LEAD_SECONDS = 1.0
+
+
+def _first_per_rank(findings: list[Finding]) -> list[Finding]:
+    seen: dict[int | None, Finding] = {}
+    for finding in chronological(findings):
+        seen.setdefault(finding.rank, finding)
+    return chronological(list(seen.values()))
+
+
+def nan_spread(log: ParsedLog, findings: list[Finding]) -> str:
+    """Which NaN entry the ranks point to."""
+    if len(log.ranks) <= 1:
+        return ALL_RANKS
+    firsts = [f for f in _first_per_rank(findings) if f.rank is not None]
+    if len(firsts) <= 1:
+        return ONE_RANK
+    lead, runner_up = firsts[0], firsts[1]
+    if lead.timestamp is not None and runner_up.timestamp is not None:
+        return ONE_RANK if runner_up.timestamp - lead.timestamp > LEAD_SECONDS else ALL_RANKS
+    same_file = lead.evidence.source == runner_up.evidence.source
+    gap = runner_up.evidence.line - lead.evidence.line if same_file else 0
+    return ONE_RANK if gap > len(log.ranks) else ALL_RANKS
+
+
+def break_ties(ranked: list[Scored], log: ParsedLog) -> list[Scored]:
+    """Adjust the scores of entries that share signatures, then re-sort."""
+    by_id = {s.entry_id: s for s in ranked}
+    if ONE_RANK in by_id or ALL_RANKS in by_id:
+        nan_findings = [f for s in ranked if s.entry_id in (ONE_RANK, ALL_RANKS) for f in s.findings]
+        winner = nan_spread(log, nan_findings)
+        loser = ALL_RANKS if winner == ONE_RANK else ONE_RANK
+        if winner not in by_id:
+            by_id[winner] = Scored(winner, by_id[loser].score, list(by_id[loser].findings), by_id[loser].earliest)
+            ranked = [*ranked, by_id[winner]]
+        by_id[winner].score = round(min(1.0, by_id[winner].score + SHIFT), 3)
+        if loser in by_id:
+            by_id[loser].score = round(max(0.0, by_id[loser].score - SHIFT), 3)
+    return sorted(ranked, key=lambda s: -s.score)

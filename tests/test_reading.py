@@ -1,0 +1,122 @@
+"""Reading real log formats: ranks, hosts, timestamps, events, roles, and the first failure.
+
+Fixtures in tests/fixtures/logs are written in the formats the launchers print; the table says
+what each must yield. Multi-rank ones put the root cause on a rank other than 0, with and
+without timestamps.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from diagnose.ingest import resolve_sources
+from diagnose.pipeline import Result, diagnose
+from diagnose.settings import load_settings
+
+FIXTURES = Path(__file__).parent / "fixtures" / "logs"
+
+# (fixture, root cause, initiating rank)
+DIAGNOSES = [
+    ("torchrun-oom-64ranks.log", "cuda-oom", 37),
+    ("torchrun-oom-64ranks-nots.log", "cuda-oom", 37),
+    ("torchrun-hang-straggler.log", "nccl-timeout-hang", 6),
+    ("torchrun-hang-straggler-nots.log", "nccl-timeout-hang", 6),
+    ("nan-first-on-rank3.log", "nan-on-one-rank", 3),
+    ("nan-first-on-rank3-nots.log", "nan-on-one-rank", 3),
+    ("xid79", "gpu-hardware-fault", 10),
+    ("victim-named-first.log", "data-corruption", 2),
+    ("slurm-label.out", "cuda-illegal-memory-access", 3),
+    ("deepspeed-pdsh.log", "cuda-oom", 3),
+    ("lightning.log", "device-mismatch", 1),
+    ("accelerate.log", "cuda-device-assert", 1),
+    ("mpi.log", "nccl-network-failure", 5),
+    ("k8s", "shm-exhausted", 1),
+    ("plain-single.log", "checkpoint-mismatch", None),
+]
+
+
+def run(name: str) -> Result:
+    return diagnose(resolve_sources([str(FIXTURES / name)]), settings=load_settings())
+
+
+@pytest.mark.parametrize(("name", "root", "rank"), DIAGNOSES)
+def test_root_cause_and_initiating_rank(name: str, root: str, rank: int | None) -> None:
+    diagnosis = run(name).diagnosis
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == (root, rank)
+
+
+# (fixture, ranks seen, event kinds that must be present)
+READING = [
+    ("torchrun-oom-64ranks.log", set(range(64)), {"traceback", "watchdog", "agent_failed"}),
+    ("torchrun-hang-straggler.log", set(range(8)), {"watchdog", "watchdog_status"}),
+    ("slurm-label.out", {0, 1, 2, 3}, {"error_line"}),
+    ("deepspeed-pdsh.log", {3}, {"traceback"}),
+    ("lightning.log", {0, 1}, {"traceback"}),
+    ("mpi.log", {0, 2, 5}, {"error_line"}),
+    ("k8s", {0, 1, 2}, {"watchdog"}),
+]
+
+
+@pytest.mark.parametrize(("name", "ranks", "kinds"), READING)
+def test_ranks_and_events_are_read(name: str, ranks: set[int], kinds: set[str]) -> None:
+    log = run(name).log
+    assert ranks <= set(log.ranks)
+    assert kinds <= {event.kind for event in log.events}
+
+
+def test_traceback_is_one_event_with_type_message_and_frames() -> None:
+    log = run("torchrun-oom-64ranks.log").log
+    tracebacks = [e for e in log.events if e.kind == "traceback" and e.rank == 37]
+    assert len(tracebacks) == 1
+    event = tracebacks[0]
+    assert event.exception_type == "torch.OutOfMemoryError"
+    assert event.message.startswith("CUDA out of memory")
+    assert "train (pretrain.py:377)" in event.fields["frames"]
+    assert event.role == "initiating"
+    assert len(event.lines) == 6
+
+
+def test_watchdog_fields_and_roles() -> None:
+    log = run("torchrun-oom-64ranks.log").log
+    watchdog = next(e for e in log.events if e.kind == "watchdog")
+    assert watchdog.fields["SeqNum"] == "88213" and watchdog.fields["OpType"] == "ALLREDUCE"
+    assert watchdog.fields["Timeout(ms)"] == "600000" and watchdog.fields["NumelIn"] == "262144"
+    assert watchdog.role == "cascade"
+    assert all(e.role == "teardown" for e in log.events if e.kind == "agent_failed")
+
+
+def test_timestamps_are_read_in_order() -> None:
+    log = run("torchrun-oom-64ranks.log").log
+    oom = next(f for f in log.findings if f.entry_id == "cuda-oom")
+    timeout = next(e for e in log.events if e.kind == "watchdog")
+    assert oom.timestamp is not None and timeout.timestamp is not None
+    assert oom.timestamp < timeout.timestamp
+    assert all(f.timestamp is None for f in run("torchrun-oom-64ranks-nots.log").log.findings if f.entry_id == "nccl-timeout-hang")
+
+
+def test_63_timeouts_are_one_collateral_item() -> None:
+    diagnosis = run("torchrun-oom-64ranks.log").diagnosis
+    group = next(c for c in diagnosis.collateral if c.id == "nccl-timeout-hang")
+    assert len(group.ranks) == 63 and 37 not in group.ranks
+    assert "63 rank(s) timed out in ALLREDUCE SeqNum 88213" in group.summary
+
+
+def test_first_observed_failure_is_only_a_hint() -> None:
+    result = run("victim-named-first.log")
+    named = [r for r in result.log.failure_records if r["root_cause"] == "yes"]
+    assert named[0]["rank"] == "0"
+    assert result.diagnosis.initiating_rank == 2
+
+
+def test_hang_reasoning_is_explained() -> None:
+    diagnosis = run("torchrun-hang-straggler.log").diagnosis
+    assert any("never entered the collective" in note for note in diagnosis.notes)
+
+
+def test_hosts_are_read_from_prefixes_and_kernel_lines() -> None:
+    result = run("xid79")
+    hosts = result.log.hosts
+    assert hosts[10] == hosts[8] != hosts[0]
+    assert result.diagnosis.initiating_host == hosts[10]
