@@ -25,9 +25,8 @@ from diagnose.schema import Diagnosis
 from diagnose.settings import Settings
 
 if TYPE_CHECKING:
-    from diagnose.llm import LLMClient
-
     from diagnose.index import KBIndex
+    from diagnose.llm import LLMClient
 
 
 @dataclass

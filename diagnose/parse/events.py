@@ -26,7 +26,10 @@ STRUCTURAL: dict[str, str] = {
     "agent_failed": r"failed \(exitcode: -?\d+\) local_rank: \d+",
     "signal": r"Signal \d+ \(SIG\w+\) received by PID|closing signal SIG\w+|Segmentation fault|Fatal Python error",
     "nccl_host": r"(?:<HOST_\d+>|[\w.-]+):\d+:\d+ \[\d+\] NCCL INFO (?:Bootstrap|cudaDriverVersion|NCCL version)",
-    "error_line": r"(?:^|[\]>]:?\s?|: )(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)\b(?::|$)|\b(?:FATAL|CRITICAL)\b|\berror:",
+    "error_line": (
+        r"(?:^|[\]>]:?\s?|: )(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)\b(?::|$)"
+        r"|\b(?:FATAL|CRITICAL)\b|\berror:"
+    ),
 }
 
 _WORK_FIELDS = re.compile(r"(\w+(?:\(ms\))?)=([^,)]+)")

@@ -106,7 +106,7 @@ class LogReader:
             if iso:
                 self._year = int(iso.group(1))
         lines = text.split("\n")
-        self.log.has_text = self.log.has_text or not text.isspace() and bool(text)
+        self.log.has_text = self.log.has_text or (not text.isspace() and bool(text))
         self.log.line_count += len(lines)
         self.log.byte_count += len(chunk.text) + 1
         if self.progress:
