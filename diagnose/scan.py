@@ -8,17 +8,24 @@ each candidate line is then confirmed with Python's ``re`` on that line alone.
 from __future__ import annotations
 
 import bisect
+import hashlib
+import json
 import re
 from collections.abc import Sequence
+from pathlib import Path
+
+_CACHE: dict[str, tuple[object | None, list[int]]] = {}
+# conditionals, backreferences and lookbehind: hyperscan rejects them, so skip the compile attempt
+_BEYOND_HYPERSCAN = re.compile(r"\(\?\(|\\[1-9]|\(\?<[=!]")
 
 
 class Scanner:
     """Multi-pattern line scanner: ``scan(text)`` -> sorted ``(line_index, pattern_index)`` pairs."""
 
-    def __init__(self, patterns: Sequence[str]) -> None:
+    def __init__(self, patterns: Sequence[str], cache_dir: Path | None = None) -> None:
         self.patterns = list(patterns)
         self.regexes = [re.compile(p) for p in self.patterns]
-        self._hs_db, self._python_only = _compile_hyperscan(self.patterns)
+        self._hs_db, self._python_only = _compile_hyperscan(self.patterns, cache_dir)
         self._chunk_regexes = {i: re.compile(self.patterns[i], re.M) for i in self._python_only}
 
     def scan(self, text: str) -> list[tuple[int, int]]:
@@ -63,32 +70,75 @@ def _line_starts(text: str | bytes) -> list[int]:
     return starts
 
 
-def _compile_hyperscan(patterns: list[str]) -> tuple[object | None, list[int]]:
-    """A hyperscan database of the patterns it accepts, and the indexes it does not."""
+def _compile_hyperscan(patterns: list[str], cache_dir: Path | None) -> tuple[object | None, list[int]]:
+    """A hyperscan database of the patterns it accepts, and the indexes it does not.
+
+    Compiling takes about a second, so the result is kept in memory and, serialised, in ``cache_dir``.
+    """
     try:
         import hyperscan
     except ImportError:
         return None, list(range(len(patterns)))
-    accepted: list[int] = []
-    rejected: list[int] = []
+    key = hashlib.sha256("\0".join(patterns).encode()).hexdigest()[:16]
+    if key in _CACHE:
+        return _CACHE[key]
+    cached = _load(cache_dir, key) if cache_dir else None
+    if cached is not None:
+        _CACHE[key] = cached
+        return cached
     flags = hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_PREFILTER
-    for index, pattern in enumerate(patterns):
-        try:
-            probe = hyperscan.Database()
-            probe.compile(expressions=[_hs_pattern(pattern)], ids=[index], elements=1, flags=[flags])
-            accepted.append(index)
-        except Exception:  # hyperscan raises its own error type for unsupported syntax
-            rejected.append(index)
-    if not accepted:
-        return None, rejected
-    database = hyperscan.Database()
-    database.compile(
-        expressions=[_hs_pattern(patterns[i]) for i in accepted],
-        ids=accepted,
-        elements=len(accepted),
-        flags=[flags] * len(accepted),
-    )
+
+    def compiled(indexes: list[int]) -> object:
+        database = hyperscan.Database()
+        database.compile(expressions=[_hs_pattern(patterns[i]) for i in indexes], ids=indexes,
+                         elements=len(indexes), flags=[flags] * len(indexes))
+        return database
+
+    rejected = [i for i, p in enumerate(patterns) if _BEYOND_HYPERSCAN.search(p)]
+    accepted = [i for i in range(len(patterns)) if i not in rejected]
+    try:
+        database: object | None = compiled(accepted)
+    except Exception:  # some pattern is beyond hyperscan: find which, one by one
+        accepted, rejected = [], []
+        for index in range(len(patterns)):
+            try:
+                compiled([index])
+                accepted.append(index)
+            except Exception:
+                rejected.append(index)
+        database = compiled(accepted) if accepted else None
+    _CACHE[key] = (database, rejected)
+    if cache_dir is not None and database is not None:
+        _save(cache_dir, key, database, rejected)
     return database, rejected
+
+
+def _load(cache_dir: Path, key: str) -> tuple[object | None, list[int]] | None:
+    import hyperscan
+
+    path = cache_dir / f"scan-{key}.hsdb"
+    try:
+        data = path.read_bytes()
+        rejected = json.loads(path.with_suffix(".json").read_text())
+        database = hyperscan.loadb(data, hyperscan.HS_MODE_BLOCK)
+        database.scratch = hyperscan.Scratch(database)
+        return database, rejected
+    except (OSError, ValueError, hyperscan.error):
+        return None
+
+
+def _save(cache_dir: Path, key: str, database: object, rejected: list[int]) -> None:
+    import hyperscan
+
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        path = cache_dir / f"scan-{key}.hsdb"
+        path.with_suffix(".json").write_text(json.dumps(rejected))
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(hyperscan.dumpb(database))
+        tmp.replace(path)
+    except OSError:
+        return  # a read-only cache only costs the compile time next run
 
 
 def _hs_pattern(pattern: str) -> bytes:

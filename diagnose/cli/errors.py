@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
+import click
 import typer
 
 from diagnose.errors import DiagnoseError
 
+INTERNAL_ERROR = 3
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -31,5 +34,13 @@ def handle_errors(func: Callable[P, T]) -> Callable[P, T]:
         except BrokenPipeError:
             sys.stderr.close()
             raise typer.Exit(0) from None
+        except (typer.Exit, typer.Abort, click.exceptions.ClickException):
+            raise
+        except Exception as exc:  # a bug: one line for the user, the traceback only on request
+            if os.environ.get("DIAGNOSE_DEBUG"):
+                raise
+            print(f"error: internal error ({type(exc).__name__}: {exc}); rerun with DIAGNOSE_DEBUG=1 and report it",
+                  file=sys.stderr)
+            raise typer.Exit(INTERNAL_ERROR) from None
 
     return wrapper

@@ -28,6 +28,7 @@ from diagnose.parse.timestamps import ISO_DATE, parse_timestamp
 from diagnose.rules import SignatureRules
 from diagnose.scan import Scanner
 from diagnose.schema import Event, Finding, LogLine, Redactions
+from diagnose.settings import user_dir
 
 KEEP_ALL_LINES = 200_000
 KEEP_PER_KEY = 3
@@ -56,7 +57,7 @@ class LogReader:
         self.rules = rules
         self.redactor = redactor
         self.progress = progress
-        self.scanner = Scanner(list(STRUCTURAL.values()) + rules.patterns)
+        self.scanner = Scanner(list(STRUCTURAL.values()) + rules.patterns, cache_dir=user_dir() / "cache")
         self.kinds = list(STRUCTURAL)
         self.log = ParsedLog()
         self._ranks: set[int] = set()
@@ -111,7 +112,7 @@ class LogReader:
         self.log.byte_count += len(chunk.text) + 1
         if self.progress:
             self.progress(len(chunk.text) + 1)
-        for groups in _RANKS.findall(text):
+        for groups in set(_RANKS.findall(text)):
             self._ranks.add(int(next(g for g in groups if g)))
         if rank_hint is not None:
             self._ranks.add(rank_hint)

@@ -26,14 +26,17 @@ def wants_events(accept: str) -> bool:
 
 
 def answer_events(session: WebSession, question: str, llm: object, save: Callable[[WebSession], None]) -> Iterator[str]:
-    """Stream the answer to ``question``; the session (with the new turn) is saved once the answer is whole."""
+    """Stream the answer to ``question``; the session is saved with the new turn before the ``answer`` event."""
     try:
+        final: Answer | None = None
         for piece in ask_stream(session, question, llm=llm):  # type: ignore[arg-type]
             if isinstance(piece, Answer):
-                save(session)
-                yield event("answer", piece.model_dump())
+                final = piece
             else:
                 yield event("delta", {"text": piece})
+        save(session)  # ask_stream records the turn once it is exhausted
+        if final is not None:
+            yield event("answer", final.model_dump())
     except DiagnoseError as exc:
         yield event("error", error_body(exc.status, str(exc)))
     except Exception as exc:  # the response has started: report in-band, log the type only

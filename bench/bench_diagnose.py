@@ -1,0 +1,73 @@
+"""End-to-end throughput and memory of ``diagnose log --json`` on generated multi-rank logs.
+
+    python bench/bench_diagnose.py --sizes 100 1000
+
+For each size: generates the log (bench/generate_log.py), times plain reading of the file, then runs
+``diagnose log --json`` in a subprocess and reports MB/s, peak RSS and whether the planted root cause
+and rank were found. Targets: >= 50 MB/s on one core, peak RSS < 300 MB for 1 GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from generate_log import generate  # noqa: E402
+
+
+def _plain_read(path: str) -> float:
+    started = time.perf_counter()
+    with open(path, "rb") as handle:
+        while handle.read(1 << 20):
+            pass
+    return time.perf_counter() - started
+
+
+def run(size_mb: int, ranks: int, workdir: Path) -> dict[str, object]:
+    """Generate, read, diagnose; return the figures."""
+    path = workdir / f"bench-{size_mb}mb.log"
+    truth = generate(str(path), size_mb, ranks)
+    size = path.stat().st_size / 1e6
+    plain = _plain_read(str(path))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.perf_counter()
+    done = subprocess.run(["taskset", "-c", "0", sys.executable, "-m", "diagnose", "log", str(path), "--json", "--no-retrieval"],
+                          capture_output=True, text=True, env={**os.environ, "DIAGNOSE_HOME": str(workdir / "home")})
+    seconds = time.perf_counter() - started
+    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    result = json.loads(done.stdout) if done.stdout else {}
+    return {
+        "size_mb": round(size, 1),
+        "plain_read_mb_s": round(size / plain, 1),
+        "diagnose_mb_s": round(size / seconds, 1),
+        "seconds": round(seconds, 2),
+        "peak_rss_mb": round(max(peak_kb, before) / 1024, 1),
+        "root_cause": result.get("root_cause", {}).get("id"),
+        "initiating_rank": result.get("initiating_rank"),
+        "expected_rank": truth["initiating_rank"],
+        "exit": done.returncode,
+    }
+
+
+def main() -> None:
+    """CLI entry point."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100])
+    parser.add_argument("--ranks", type=int, default=512)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in args.sizes:
+            print(json.dumps(run(size, args.ranks, Path(tmp))), flush=True)
+            (Path(tmp) / f"bench-{size}mb.log").unlink()
+
+
+if __name__ == "__main__":
+    main()
