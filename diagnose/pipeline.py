@@ -50,9 +50,9 @@ def diagnose(sources: Iterable[Source], *, settings: Settings, llm: LLMClient | 
     hang = analyse_hang(log)
     retrieved: dict[str, float] = {}
     if index is not None:
-        from diagnose.retrieve import retrieve_for_log
+        from diagnose.retrieval_boost import similarity_by_entry
 
-        retrieved = retrieve_for_log(log, index)
+        retrieved = similarity_by_entry(log, index)
     ranked = break_ties(score_candidates(log, entries, hang, retrieved), log)
     diagnosis = build_diagnosis(log, ranked, entries, hang, confidence(ranked[0].score if ranked else 0.0))
     if llm is not None:

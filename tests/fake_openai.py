@@ -7,9 +7,11 @@ so tests can assert on exactly what left the process.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from typing import Any
 
 
@@ -20,7 +22,7 @@ class FakeOpenAI:
         self.replies: deque[str | int] = deque()
         self.requests: list[dict[str, Any]] = []
         self.raw_bodies: list[bytes] = []
-        self.default_reply: str | int = "ok"
+        self.default_reply: str | int | Callable[[dict[str, Any]], str] = "ok"
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -35,6 +37,8 @@ class FakeOpenAI:
                 request = json.loads(body or b"{}")
                 fake.requests.append(request)
                 reply = fake.replies.popleft() if fake.replies else fake.default_reply
+                if callable(reply):
+                    reply = reply(request)
                 if isinstance(reply, int):
                     self._send(reply, {"error": {"message": "fake failure", "type": "server_error"}})
                 elif request.get("stream"):
@@ -85,3 +89,14 @@ class FakeOpenAI:
     def sent_text(self) -> str:
         """Everything every request carried, as one string."""
         return b"\n".join(self.raw_bodies).decode("utf-8", errors="replace")
+
+
+def top_candidate_reply(request: dict[str, Any]) -> str:
+    """A model that agrees with the rules: the first candidate, citing the first quoted log line."""
+    prompt = request["messages"][-1]["content"]
+    candidate = re.search(r"^- ([a-z0-9-]+) \(score", prompt, re.M)
+    line = re.search(r"^(\S+:\d+) \| rank", prompt, re.M)
+    return json.dumps({
+        "root_cause": candidate.group(1) if candidate else "unknown", "initiating_rank": None,
+        "evidence": [line.group(1)] if line else [], "explanation": "Agrees with the rules.", "fix": [], "verify": [],
+    })
