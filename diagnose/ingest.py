@@ -90,13 +90,13 @@ def _looks_binary(sample: bytes) -> bool:
     return bad > len(text) * 0.1
 
 
-def _cut_long_lines(text: str) -> str:
-    if len(text) < MAX_LINE_CHARS or max(map(len, text.split("\n"))) <= MAX_LINE_CHARS:
-        return text
-    return "\n".join(
-        line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + " [... line cut by diagnose]"
-        for line in text.split("\n")
-    )
+def cut_long_lines(lines: list[str]) -> list[str]:
+    """Lines longer than MAX_LINE_CHARS cut, with a marker (in place; cheap when none is)."""
+    if lines and max(map(len, lines)) > MAX_LINE_CHARS:
+        for i, line in enumerate(lines):
+            if len(line) > MAX_LINE_CHARS:
+                lines[i] = line[:MAX_LINE_CHARS] + " [... line cut by diagnose]"
+    return lines
 
 
 def _clean(text: str) -> str:
@@ -156,4 +156,4 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chun
 def _decode(source: Source, line_no: int, data: bytes) -> Chunk:
     text = data.decode("utf-8", errors="replace")
     replaced = text.count("\ufffd") if "\ufffd" in text else 0
-    return Chunk(source, line_no, _cut_long_lines(_clean(text)), replaced)
+    return Chunk(source, line_no, _clean(text), replaced)

@@ -28,8 +28,11 @@ class Scanner:
         self._hs_db, self._python_only = _compile_hyperscan(self.patterns, cache_dir)
         self._chunk_regexes = {i: re.compile(self.patterns[i], re.M) for i in self._python_only}
 
-    def scan(self, text: str) -> list[tuple[int, int]]:
-        """All (line index within text, pattern index) pairs where the pattern matches that line."""
+    def scan(self, text: str, lines: list[str] | None = None) -> list[tuple[int, int]]:
+        """All (line index within text, pattern index) pairs where the pattern matches that line.
+
+        ``lines`` is ``text.split("\\n")`` when the caller has it already.
+        """
         candidates: set[tuple[int, int]] = set()
         if self._hs_db is not None:
             data = text.encode("utf-8", errors="replace")
@@ -51,7 +54,7 @@ class Scanner:
                     candidates.add((bisect.bisect_right(char_starts, match.start()) - 1, index))
         if not candidates:
             return []
-        lines = text.split("\n")
+        lines = lines if lines is not None else text.split("\n")
         return [
             (line_index, pattern_index)
             for line_index, pattern_index in sorted(candidates)

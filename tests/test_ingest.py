@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from diagnose.errors import InputError
-from diagnose.ingest import MAX_LINE_CHARS, read_chunks, resolve_sources
+from diagnose.ingest import MAX_LINE_CHARS, cut_long_lines, read_chunks, resolve_sources
 
 
 def _text(path: Path, chunk_bytes: int = 1 << 20) -> str:
@@ -50,9 +50,10 @@ def test_progress_bar_updates_keep_the_last_state_and_ansi_is_dropped(tmp_path: 
 def test_huge_line_is_cut_not_fatal(tmp_path: Path) -> None:
     path = tmp_path / "huge.log"
     path.write_text("x" * (MAX_LINE_CHARS * 3) + "\nafter\n")
-    lines = _text(path, chunk_bytes=4096).split("\n")
+    lines = cut_long_lines(_text(path).split("\n"))
     assert lines[-1] == "after"
     assert all(len(line) <= MAX_LINE_CHARS + 40 for line in lines)
+    assert lines[0].endswith("[... line cut by diagnose]")
 
 
 def test_invalid_utf8_is_replaced_and_counted(tmp_path: Path) -> None:

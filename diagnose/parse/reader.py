@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from pathlib import PurePath
 from typing import Protocol
 
-from diagnose.ingest import Chunk, Source, read_chunks
+from diagnose.ingest import Chunk, Source, cut_long_lines, read_chunks
 from diagnose.parse.events import (
     BLOCK_SPAN,
     STRUCTURAL,
@@ -35,7 +35,11 @@ KEEP_PER_KEY = 3
 MAX_EVENTS_PER_KEY = 4
 WINDOW = 3
 LOOKBACK = 200
-_RANKS = re.compile(r"^(?:\[(?:rank|default)(\d+)\]:|\[\d+,(\d+)\]<std|(\d{1,5}): |\[rank: (\d+)\])", re.M)
+# Rank prefixes, each led by a literal so re's fast literal search skips the lines without one.
+_RANK_PREFIXES = [(marker, re.compile(pattern)) for marker, pattern in (
+    ("[rank", r"\[rank(\d+)\]:"), ("[default", r"\[default(\d+)\]:"), ("[rank: ", r"\[rank: (\d+)\]"), ("]<std", r",(\d+)\]<std"),
+)]
+_SRUN_RANK = re.compile(r"^\s{0,4}(\d{1,5}): ", re.M)
 _FILE_RANK = re.compile(r"(?:rank|proc|process|worker|gpu)[-_]?(\d+)|^(\d+)$", re.I)
 _FILE_HOST = re.compile(r"^(?!rank|worker|logs?$)[A-Za-z][\w.-]*\d[\w.-]*$")
 
@@ -106,14 +110,13 @@ class LogReader:
             iso = ISO_DATE.search(text)
             if iso:
                 self._year = int(iso.group(1))
-        lines = text.split("\n")
+        lines = cut_long_lines(text.split("\n"))
         self.log.has_text = self.log.has_text or (not text.isspace() and bool(text))
         self.log.line_count += len(lines)
         self.log.byte_count += len(chunk.text) + 1
         if self.progress:
             self.progress(len(chunk.text) + 1)
-        for groups in set(_RANKS.findall(text)):
-            self._ranks.add(int(next(g for g in groups if g)))
+        self._collect_ranks(text)
         if rank_hint is not None:
             self._ranks.add(rank_hint)
         first = chunk.first_line
@@ -128,7 +131,7 @@ class LogReader:
             return made[i]
 
         structural = len(self.kinds)
-        for line_index, pattern_index in self.scanner.scan(text):
+        for line_index, pattern_index in self.scanner.scan(text, lines):
             line = make(line_index)
             order = (index << 32) | line.line
             if pattern_index < structural:
@@ -143,6 +146,14 @@ class LogReader:
                 self._drop_kept_lines()
                 return None
         return kept
+
+    def _collect_ranks(self, text: str) -> None:
+        """Every rank a launcher prefix names in the chunk (one C-speed pass per prefix style present)."""
+        for marker, pattern in _RANK_PREFIXES:
+            if marker in text:
+                self._ranks.update(map(int, set(pattern.findall(text))))
+        if _SRUN_RANK.match(text) or "\n0: " in text:
+            self._ranks.update(map(int, set(_SRUN_RANK.findall(text))))
 
     def _recent_timestamp(self, lines: list[str], i: int, rank: int | None, rank_hint: int | None) -> float | None:
         """The timestamp of the closest earlier line of the same rank (tracebacks print none)."""

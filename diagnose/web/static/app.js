@@ -264,6 +264,7 @@ function showDiagnosis(d) {
 
   showSuggestions(d);
   $("#messages").replaceChildren();
+  $(".report").prepend($("#masked"));
   $("#intake").classList.add("collapsed");
   $("#workspace").hidden = false;
 }
@@ -311,11 +312,17 @@ function flash(anchor) {
   line.focus({ preventScroll: true });
 }
 
+// Keep the newest message in view by scrolling the conversation only, never the page.
+function scrollChat() {
+  const list = $("#messages");
+  list.scrollTop = list.scrollHeight;
+}
+
 function addMessage(role, text) {
   const body = el("div", { class: "bubble" }, ...rich(text));
   const item = el("li", { class: `message ${role}` }, el("span", { class: "sr-only", text: role === "user" ? "You:" : "Answer:" }), body);
   $("#messages").append(item);
-  item.scrollIntoView({ block: "nearest" });
+  scrollChat();
   return { item, body };
 }
 
@@ -338,6 +345,7 @@ async function ask(question) {
       if (event.name === "delta") {
         text += event.data.text;
         body.replaceChildren(...rich(text));
+        scrollChat();
       } else if (event.name === "answer") {
         body.replaceChildren(...rich(event.data.answer));
         if (!event.data.grounded) item.classList.add("ungrounded");
@@ -355,7 +363,7 @@ async function ask(question) {
     item.classList.remove("streaming");
     $("#chat").removeAttribute("aria-busy");
     button.disabled = false;
-    item.scrollIntoView({ block: "nearest" });
+    scrollChat();
   }
 }
 
@@ -376,6 +384,7 @@ function wireChat() {
     state.diagnosis = null;
     $("#workspace").hidden = true;
     $("#masked").hidden = true;
+    $("#status").after($("#masked"));
     $("#intake").classList.remove("collapsed");
     setFiles([]);
     $("#log-text").value = "";
