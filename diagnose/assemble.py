@@ -6,6 +6,7 @@ ranks, hosts, evidence and collateral come from the log.
 
 from __future__ import annotations
 
+from diagnose.attribution import attribute_rank
 from diagnose.candidates import Scored, chronological
 from diagnose.hangs import HangVerdict
 from diagnose.kb import Entry
@@ -42,16 +43,6 @@ def _traceback_for(log: ParsedLog, line: LogLine) -> Event | None:
     return None
 
 
-def _rank_on_host(log: ParsedLog, host: str | None) -> int | None:
-    if host is None:
-        return None
-    ranks = sorted(rank for rank, h in log.hosts.items() if h == host)
-    if not ranks:
-        return None
-    troubled = [f for f in chronological([f for f in log.findings if f.role != "noise" and f.rank in ranks])]
-    return troubled[0].rank if troubled else ranks[0]
-
-
 def collateral_groups(log: ParsedLog, entries: dict[str, Entry], root_id: str,
                       hang: HangVerdict | None) -> list[Collateral]:
     """Cascade and teardown findings grouped by entry, plus later initiating failures of other entries."""
@@ -85,7 +76,7 @@ def build_diagnosis(log: ParsedLog, ranked: list[Scored], entries: dict[str, Ent
     host = findings[0].host if findings else None
     notes: list[str] = []
     if findings and rank is None:
-        rank = _rank_on_host(log, host)
+        rank = attribute_rank(log, findings[0])
     if hang is not None and (not findings or all(f.role == "cascade" for f in findings)):
         rank = hang.rank
         host = log.hosts.get(rank) if rank is not None else None

@@ -8,7 +8,6 @@ Cascade-only logs are hangs: the hang verdict picks the entry and the rank.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 
 from diagnose.hangs import HangVerdict
@@ -31,19 +30,15 @@ class Scored:
     earliest: bool = False
 
 
-def _before(a: Finding, b: Finding) -> int:
-    """-1 when a happened before b (timestamps when both have one, else file position)."""
-    if a.timestamp is not None and b.timestamp is not None and a.timestamp != b.timestamp:
-        return -1 if a.timestamp < b.timestamp else 1
-    same_source = a.evidence.source == b.evidence.source
-    if same_source or a.timestamp is None or b.timestamp is None:
-        return -1 if a.order < b.order else (1 if a.order > b.order else 0)
-    return 0
-
-
 def chronological(findings: list[Finding]) -> list[Finding]:
-    """Findings sorted by when they happened."""
-    return sorted(findings, key=functools.cmp_to_key(_before))
+    """Findings sorted by when they happened: by timestamp when every one has one, else by reading order.
+
+    Reading order is file order, then line: in one interleaved file it is time order; across per-rank
+    files without timestamps nothing better is known.
+    """
+    if findings and all(f.timestamp is not None for f in findings):
+        return sorted(findings, key=lambda f: (f.timestamp, f.order))
+    return sorted(findings, key=lambda f: f.order)
 
 
 def score_candidates(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdict | None,

@@ -47,12 +47,22 @@ class Signature(BaseModel):
     pattern: str
     role: Role
     weight: float = Field(default=0.8, ge=0.0, le=1.0)
+    exclude: str | None = Field(default=None, description="a line that also matches this is not a match")
     examples: list[str] = Field(min_length=1)
 
     @cached_property
     def regex(self) -> re.Pattern[str]:
         """The compiled pattern."""
         return re.compile(self.pattern)
+
+    @cached_property
+    def exclude_regex(self) -> re.Pattern[str] | None:
+        """The compiled exclusion, if any."""
+        return re.compile(self.exclude) if self.exclude else None
+
+    def matches(self, line: str) -> bool:
+        """True when the line matches the pattern and not the exclusion."""
+        return bool(self.regex.search(line)) and not (self.exclude_regex and self.exclude_regex.search(line))
 
 
 class Entry(BaseModel):

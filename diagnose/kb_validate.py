@@ -32,12 +32,13 @@ def _entry_problems(entry: Entry, file_stem: str) -> list[str]:
         problems.append(f"{where}: a root-cause entry needs signatures")
     for number, signature in enumerate(entry.signatures, 1):
         try:
-            regex = re.compile(signature.pattern)
+            re.compile(signature.pattern)
+            re.compile(signature.exclude or "")
         except re.error as exc:
             problems.append(f"{where}: signature {number} does not compile: {exc}")
             continue
         for example in signature.examples:
-            if not regex.search(example):
+            if not signature.matches(example):
                 problems.append(f"{where}: signature {number} ({signature.pattern!r}) misses its example {example!r}")
     return problems
 

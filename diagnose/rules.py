@@ -33,9 +33,11 @@ class SignatureRules:
         ]
         self.patterns: list[str] = [rule.signature.pattern for rule in self.rules]
 
-    def finding(self, index: int, line: LogLine, order: int) -> Finding:
-        """The finding for rule ``index`` matching ``line``."""
+    def finding(self, index: int, line: LogLine, order: int) -> Finding | None:
+        """The finding for rule ``index`` on ``line`` (the scanner matched it); None when its exclusion applies."""
         rule = self.rules[index]
+        if rule.signature.exclude_regex is not None and rule.signature.exclude_regex.search(line.text):
+            return None
         signature = rule.signature
         role = "teardown" if rule.collateral_only and signature.role == "initiating" else signature.role
         return Finding(

@@ -40,6 +40,7 @@ _EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|
 _FRAME = re.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _EXITCODE = re.compile(r"exitcode\s*:?\s*(-?\d+)")
 _SIGNAL = re.compile(r"(SIG[A-Z]+)")
+_LOCAL_RANK_PID = re.compile(r"local_rank: (\d+) \(pid: (\d+)\)")
 _BLOCK_FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*)$")
 _BLOCK_RANK = re.compile(r"^\s*\[(\d+)\]:\s*$")
 _BLOCK_RANK_VALUE = re.compile(r"(\d+)(?: \(local_rank: (\d+)\))?")
@@ -69,7 +70,9 @@ def line_event(kind: str, line: LogLine) -> Event:
     elif kind in ("agent_failed", "signal"):
         exitcode = _EXITCODE.search(body)
         signal = _SIGNAL.search(body)
-        fields = {k: v for k, v in (("exitcode", exitcode and exitcode.group(1)), ("signal", signal and signal.group(1))) if v}
+        local = _LOCAL_RANK_PID.search(body)
+        fields = {k: v for k, v in (("exitcode", exitcode and exitcode.group(1)), ("signal", signal and signal.group(1)),
+                                    ("local_rank", local and local.group(1)), ("pid", local and local.group(2))) if v}
     return Event(kind=kind, role="noise", lines=[line], rank=line.rank, host=line.host, timestamp=line.timestamp,
                  message=body.strip()[:500], fields=fields)
 
@@ -122,7 +125,8 @@ def child_failed_block(lines: list[LogLine]) -> list[dict[str, str]]:
             continue
         header = _BLOCK_RANK.match(body)
         if header:
-            current = {"index": header.group(1), "root_cause": "yes" if in_root else "no", "line": str(line.line)}
+            current = {"index": header.group(1), "root_cause": "yes" if in_root else "no", "line": str(line.line),
+                   "source": line.source}
             records.append(current)
             continue
         field = _BLOCK_FIELD.match(body)
@@ -135,9 +139,11 @@ def child_failed_block(lines: list[LogLine]) -> list[dict[str, str]]:
                     if rank.group(2):
                         current["local_rank"] = rank.group(2)
             elif key == "exitcode":
-                code = re.match(r"-?\d+", value)
+                code = re.match(r"(-?\d+)(?: \(pid: (\d+)\))?", value)
                 if code:
-                    current["exitcode"] = code.group(0)
+                    current["exitcode"] = code.group(1)
+                    if code.group(2):
+                        current["pid"] = code.group(2)
             else:
                 current[key] = value
         if body.startswith("=" * 20) and records and len(records[-1]) > 3 and in_root:

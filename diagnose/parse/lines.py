@@ -20,7 +20,9 @@ _PREFIXES: list[tuple[str, re.Pattern[str]]] = [
     ("srun", re.compile(r"\s{0,4}(?P<rank>\d{1,5}): ")),
 ]
 _K8S_INDEX = re.compile(r"-(?:master|worker|launcher)-(\d+)\b")
-_IN_BODY_RANK = re.compile(r"\[(?:PG ID \d+ PG GUID \S+ )?Rank (\d+)\]|\brank(?:=| )(\d+)\b|\[rank(\d+)\]")
+_IN_BODY_RANK = re.compile(
+    r"\[(?:PG ID \d+ PG GUID \S+ )?Rank (\d+)\]|\brank(?:=| )(\d+)\b|\[rank(\d+)\]|^srun: error: \S+: tasks? (\d+):"
+)
 _SYSLOG_HOST = re.compile(r"^[A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d (?P<host><HOST_\d+>|[\w.-]+) (?:kernel|slurmd|slurmstepd)")
 _NCCL_HOST = re.compile(r"^(?P<host><HOST_\d+>|[\w.-]+):\d+:\d+ \[(?P<dev>\d+)\] NCCL")
 
@@ -36,8 +38,8 @@ def split_prefix(text: str) -> tuple[int | None, str | None, str]:
             if not match:
                 continue
             groups = match.groupdict()
-            if groups.get("rank") is not None and rank is None:
-                rank = int(groups["rank"])
+            if groups.get("rank") is not None:
+                rank = int(groups["rank"])  # the innermost prefix names the global rank (srun's "1:" is a task)
             if groups.get("host") and host is None:
                 host = groups["host"]
                 k8s = _K8S_INDEX.search(host) if name == "kubectl" else None

@@ -137,7 +137,9 @@ class LogReader:
             if pattern_index < structural:
                 self._structural(self.kinds[pattern_index], line, line_index, lines, make)
             else:
-                self._finding(self.rules.finding(pattern_index - structural, line, order))
+                finding = self.rules.finding(pattern_index - structural, line, order)
+                if finding is not None:
+                    self._finding(finding)
             if kept is None:
                 self._excerpt(lines, line_index, make)
         if kept is not None:

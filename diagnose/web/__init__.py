@@ -1,23 +1,22 @@
 """The web service: a FastAPI app with the JSON API, the page at ``/`` and the encyclopedia at ``/kb``.
 
 ``create_app`` takes its parts injected (tests, embedding); ``app_from_env`` builds them from the
-settings and the environment, for ``uvicorn --factory`` and ``diagnose serve``.
+settings and the environment, for ``uvicorn --factory`` and ``diagnose serve``. FastAPI is imported
+only when an app is built, so ``diagnose --help`` stays fast.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fastapi import FastAPI
-from fastapi.staticfiles import StaticFiles
-
-from diagnose.settings import Settings
-from diagnose.web.config import WebConfig, web_config
-from diagnose.web.sessions import SessionStore, open_store
-
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
     from diagnose.index import KBIndex
     from diagnose.llm import LLMClient
+    from diagnose.settings import Settings
+    from diagnose.web.config import WebConfig
+    from diagnose.web.sessions import SessionStore
 
 __all__ = ["app_from_env", "create_app"]
 
@@ -25,8 +24,13 @@ __all__ = ["app_from_env", "create_app"]
 def create_app(settings: Settings, *, llm: LLMClient | None = None, index: KBIndex | None = None,
                store: SessionStore | None = None, config: WebConfig | None = None) -> FastAPI:
     """The app. ``llm=None`` answers from the rules; ``store=None`` picks Redis or memory from ``config``."""
+    from fastapi import FastAPI
+    from fastapi.staticfiles import StaticFiles
+
     from diagnose.web import api, pages
+    from diagnose.web.config import web_config
     from diagnose.web.errors import install_error_handling
+    from diagnose.web.sessions import open_store
     from diagnose.web.state import AppState
 
     config = config or web_config()
@@ -50,6 +54,7 @@ def app_from_env() -> FastAPI:
     """The app as configured by ``config.toml`` and ``DIAGNOSE_*`` (``DIAGNOSE_RETRIEVAL=0``: no vector index)."""
     from diagnose.backends import open_backends
     from diagnose.settings import load_settings
+    from diagnose.web.config import web_config
 
     settings = load_settings()
     config = web_config()

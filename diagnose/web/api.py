@@ -117,7 +117,7 @@ async def redactions(request: Request, state: State) -> Redactions:
 
 
 @router.post("/diagnoses", response_model=DiagnosisCreated, status_code=201, openapi_extra=LOG_BODY,
-             responses=_errors(400, 413, 415, 502))
+             responses=_errors(400, 413, 415))
 async def create_diagnosis(
     request: Request, response: Response, state: State,
     model: Annotated[str | None, Query(description="litellm model string (default: the server's)")] = None,
@@ -152,7 +152,7 @@ def delete_session(session_id: str, state: State) -> Response:
 @router.post(
     "/sessions/{session_id}/messages",
     response_model=Answer,
-    responses={**_errors(404, 422, 502), 200: {"content": {"text/event-stream": {}}}},
+    responses={**_errors(404, 422), 200: {"content": {"text/event-stream": {}}}},
 )
 def post_message(session_id: str, question: Question, request: Request, state: State) -> Any:
     """Ask a follow-up. With ``Accept: text/event-stream`` the answer streams as server-sent events."""
