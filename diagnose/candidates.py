@@ -18,6 +18,7 @@ from diagnose.schema import Finding
 EARLIEST_BONUS = 0.2
 RETRIEVAL_WEIGHT = 0.1
 MIN_SCORE = 0.35
+CLOCK_TOLERANCE = 2.0
 
 
 @dataclass
@@ -34,11 +35,15 @@ def chronological(findings: list[Finding]) -> list[Finding]:
     """Findings sorted by when they happened: by timestamp when every one has one, else by reading order.
 
     Reading order is file order, then line: in one interleaved file it is time order; across per-rank
-    files without timestamps nothing better is known.
+    files without timestamps nothing better is known. Timestamps closer than CLOCK_TOLERANCE do not
+    order findings (hosts' clocks drift, output is buffered): those keep reading order.
     """
-    if findings and all(f.timestamp is not None for f in findings):
-        return sorted(findings, key=lambda f: (f.timestamp, f.order))
-    return sorted(findings, key=lambda f: f.order)
+    if not findings or not all(f.timestamp is not None for f in findings):
+        return sorted(findings, key=lambda f: f.order)
+    by_time = sorted(findings, key=lambda f: (f.timestamp, f.order))
+    start = by_time[0].timestamp or 0.0
+    close = [f for f in by_time if (f.timestamp or 0.0) - start < CLOCK_TOLERANCE]
+    return sorted(close, key=lambda f: f.order) + by_time[len(close):]
 
 
 def score_candidates(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdict | None,

@@ -38,6 +38,10 @@ class SignatureRules:
         rule = self.rules[index]
         if rule.signature.exclude_regex is not None and rule.signature.exclude_regex.search(line.text):
             return None
+        match = rule.signature.regex.search(line.text)
+        named = match.groupdict().get("rank") if match else None
+        if named is not None and named.isdigit():
+            line = line.model_copy(update={"rank": int(named)})
         signature = rule.signature
         role = "teardown" if rule.collateral_only and signature.role == "initiating" else signature.role
         return Finding(
