@@ -15,21 +15,30 @@ from diagnose.candidates import chronological
 from diagnose.parse.model import ParsedLog
 from diagnose.schema import Finding
 
+# SIGABRT (the NCCL watchdog), SIGTERM (the launcher), SIGINT (a person): usually victims, not causes
+VICTIM_EXITS = {-6, -15, -2, 134, 143, 130}
 _PID = re.compile(r"(?:\bpid[=: ]\s*|Killed process |PID )(\d+)", re.I)
 
 
 def pid_ranks(log: ParsedLog) -> dict[int, int]:
-    """pid -> global rank, from the launcher's reports."""
+    """pid -> global rank: from ranked lines that name a pid, and from the launcher's reports."""
     ranks: dict[int, int] = {}
+    for finding in log.findings:
+        named = _PID.search(finding.evidence.text) if finding.rank is not None else None
+        if named and finding.rank is not None:
+            ranks.setdefault(int(named.group(1)), finding.rank)
     for record in log.failure_records:
         if record.get("pid", "").isdigit() and record.get("rank", "").isdigit():
             ranks[int(record["pid"])] = int(record["rank"])
-    single_node = len({h for h in log.hosts.values()} | {r.get("host") for r in log.failure_records if r.get("host")}) <= 1
-    if single_node:
+    if _single_node(log):
         for event in log.events:
             if event.kind == "agent_failed" and event.fields.get("pid") and event.fields.get("local_rank"):
                 ranks.setdefault(int(event.fields["pid"]), int(event.fields["local_rank"]))
     return ranks
+
+
+def _single_node(log: ParsedLog) -> bool:
+    return len(set(log.hosts.values()) | {r["host"] for r in log.failure_records if r.get("host")}) <= 1
 
 
 def rank_on_host(log: ParsedLog, host: str | None) -> int | None:
@@ -43,12 +52,22 @@ def rank_on_host(log: ParsedLog, host: str | None) -> int | None:
     return troubled[0].rank if troubled else ranks[0]
 
 
+def _exits(log: ParsedLog) -> list[tuple[int, int, str, str]]:
+    """(rank, exit code, source, time) of every process the launcher reported, records first."""
+    exits = [(int(r["rank"]), int(r["exitcode"]), r.get("source", ""), r.get("time", "")) for r in log.failure_records
+             if r.get("rank", "").isdigit() and r.get("exitcode", "").lstrip("-").isdigit()]
+    if _single_node(log):
+        exits += [(int(e.fields["local_rank"]), int(e.fields["exitcode"]), e.lines[0].source, "") for e in log.events
+                  if e.kind == "agent_failed" and e.fields.get("local_rank") and e.fields.get("exitcode", "").lstrip("-").isdigit()]
+    return exits
+
+
 def _raised(log: ParsedLog, source: str) -> int | None:
-    records = [r for r in log.failure_records if r.get("rank", "").isdigit() and r.get("exitcode", "").lstrip("-").isdigit()]
-    raised = [r for r in records if int(r["exitcode"]) > 0]
-    same_file = [r for r in raised if r.get("source") == source]
-    chosen = sorted(same_file or raised, key=lambda r: r.get("time", ""))
-    return int(chosen[0]["rank"]) if chosen else None
+    """The rank that exited on its own: an exception or a crash signal, not a teardown signal."""
+    raised = [x for x in _exits(log) if x[1] != 0 and x[1] not in VICTIM_EXITS]
+    same_file = [x for x in raised if x[2] == source]
+    chosen = sorted(same_file or raised, key=lambda x: x[3])
+    return chosen[0][0] if chosen else None
 
 
 def attribute_rank(log: ParsedLog, finding: Finding) -> int | None:

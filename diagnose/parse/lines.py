@@ -12,6 +12,7 @@ from diagnose.parse.timestamps import parse_timestamp
 from diagnose.schema import LogLine
 
 _PREFIXES: list[tuple[str, re.Pattern[str]]] = [
+    ("timestamp", re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?:?\s")),
     ("mpi", re.compile(r"\[(?P<job>\d+),(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")),
     ("torchrun", re.compile(r"\[(?:rank|default|worker|trainer)(?P<rank>\d+)\]:\s?")),
     ("lightning", re.compile(r"\[rank: (?P<rank>\d+)\]\s?")),
