@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from diagnose.candidates import chronological
+from diagnose.parse.lines import split_prefix
 from diagnose.parse.model import ParsedLog
 from diagnose.schema import Finding
 
@@ -30,10 +31,11 @@ def pid_ranks(log: ParsedLog) -> dict[int, int]:
     for record in log.failure_records:
         if record.get("pid", "").isdigit() and record.get("rank", "").isdigit():
             ranks[int(record["pid"])] = int(record["rank"])
-    if _single_node(log):
-        for event in log.events:
-            if event.kind == "agent_failed" and event.fields.get("pid") and event.fields.get("local_rank"):
-                ranks.setdefault(int(event.fields["pid"]), int(event.fields["local_rank"]))
+    for event in log.events:
+        if event.kind == "agent_failed" and event.fields.get("pid") and event.fields.get("local_rank"):
+            rank = global_rank(log, event.lines[0].source, int(event.fields["local_rank"]))
+            if rank is not None:
+                ranks.setdefault(int(event.fields["pid"]), rank)
     return ranks
 
 
@@ -52,28 +54,49 @@ def rank_on_host(log: ParsedLog, host: str | None) -> int | None:
     return troubled[0].rank if troubled else ranks[0]
 
 
+def global_rank(log: ParsedLog, source: str, local_rank: int) -> int | None:
+    """The global rank of a local rank in one source: the agent's global_ranks, node_rank x nproc, or one node."""
+    facts = log.launch.get(source, {})
+    if facts.get("global_ranks"):
+        ranks = [int(r) for r in facts["global_ranks"].split(",") if r]
+        return ranks[local_rank] if local_rank < len(ranks) else None
+    if facts.get("node_rank") and facts.get("nproc"):
+        return int(facts["node_rank"]) * int(facts["nproc"]) + local_rank
+    return local_rank if _single_node(log) else None
+
+
 def _exits(log: ParsedLog) -> list[tuple[int, int, str, str]]:
     """(rank, exit code, source, time) of every process the launcher reported, records first."""
     exits = [(int(r["rank"]), int(r["exitcode"]), r.get("source", ""), r.get("time", "")) for r in log.failure_records
              if r.get("rank", "").isdigit() and r.get("exitcode", "").lstrip("-").isdigit()]
-    if _single_node(log):
-        exits += [(int(e.fields["local_rank"]), int(e.fields["exitcode"]), e.lines[0].source, "") for e in log.events
-                  if e.kind == "agent_failed" and e.fields.get("local_rank") and e.fields.get("exitcode", "").lstrip("-").isdigit()]
+    for event in log.events:
+        if event.kind == "agent_failed" and event.fields.get("local_rank") and event.fields.get("exitcode", "").lstrip("-").isdigit():
+            rank = global_rank(log, event.lines[0].source, int(event.fields["local_rank"]))
+            if rank is not None:
+                exits.append((rank, int(event.fields["exitcode"]), event.lines[0].source, ""))
     return exits
 
 
-def _raised(log: ParsedLog, source: str) -> int | None:
+def _raised(log: ParsedLog, source: str, *, same_file_only: bool = False) -> int | None:
     """The rank that exited on its own: an exception or a crash signal, not a teardown signal."""
     raised = [x for x in _exits(log) if x[1] != 0 and x[1] not in VICTIM_EXITS]
     same_file = [x for x in raised if x[2] == source]
+    if same_file_only and not same_file:
+        return None
     chosen = sorted(same_file or raised, key=lambda x: x[3])
     return chosen[0][0] if chosen else None
 
 
 def attribute_rank(log: ParsedLog, finding: Finding) -> int | None:
     """The rank a finding belongs to (None when nothing in the log says)."""
-    if finding.rank is not None:
+    hinted = finding.rank is not None and finding.rank == log.rank_hints.get(finding.evidence.source) \
+        and split_prefix(finding.evidence.text)[0] is None
+    if finding.rank is not None and not hinted:
         return finding.rank
+    if hinted:  # a file name like worker-1 may name a node, not a rank: the launcher's report knows better
+        reported = {x[0] for x in _exits(log) if x[2] == finding.evidence.source}
+        only = reported.pop() if len(reported) == 1 else None
+        return _raised(log, finding.evidence.source, same_file_only=True) or only or finding.rank
     pid = _PID.search(finding.evidence.text)
     if pid:
         by_pid = pid_ranks(log).get(int(pid.group(1)))

@@ -29,6 +29,8 @@ class ParsedLog(BaseModel):
     findings: list[Finding] = Field(default_factory=list)
     groups: list[FindingGroup] = Field(default_factory=list)
     failure_records: list[dict[str, str]] = Field(default_factory=list, description="ChildFailedError entries")
+    launch: dict[str, dict[str, str]] = Field(default_factory=dict, description="per source: node_rank, nproc, global_ranks")
+    rank_hints: dict[str, int] = Field(default_factory=dict, description="rank guessed from a file name (rank_3.log)")
     lines: dict[str, list[str]] = Field(default_factory=dict, description="masked lines by source, when kept")
     excerpts: list[LogLine] = Field(default_factory=list, description="lines around events when not all are kept")
     complete: bool = Field(default=True, description="all lines kept (small log)")

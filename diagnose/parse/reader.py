@@ -39,6 +39,8 @@ LOOKBACK = 200
 _RANK_PREFIXES = [(marker, re.compile(pattern)) for marker, pattern in (
     ("[rank", r"\[rank(\d+)\]:"), ("[default", r"\[default(\d+)\]:"), ("[rank: ", r"\[rank: (\d+)\]"), ("]<std", r",(\d+)\]<std"),
 )]
+_LAUNCH_FACTS = [("node_rank", re.compile(r"\bnode[_-]rank[= ](\d+)")), ("nproc", re.compile(r"\bnproc[_-]per[_-]node[= ](\d+)")),
+                 ("global_ranks", re.compile(r"\bglobal_ranks=\[([\d, ]+)\]"))]
 _SRUN_RANK = re.compile(r"^\s{0,4}(\d{1,5}): ", re.M)
 _FILE_RANK = re.compile(r"(?:rank|proc|process|worker|gpu)[-_]?(\d+)|^(\d+)$", re.I)
 _FILE_HOST = re.compile(r"^(?!rank|worker|logs?$)[A-Za-z][\w.-]*\d[\w.-]*$")
@@ -81,6 +83,8 @@ class LogReader:
             name = self.redactor.redact_line(source.name)
             rank_hint, host_hint = self._hints(source.name, has_master)
             self.log.sources.append(name)
+            if rank_hint is not None:
+                self.log.rank_hints[name] = rank_hint
             kept: list[str] | None = [] if self.log.complete else None
             for chunk in read_chunks(source):
                 kept = self._chunk(chunk, index, name, rank_hint, host_hint, kept)
@@ -149,6 +153,14 @@ class LogReader:
                 return None
         return kept
 
+    def _launch(self, line: LogLine) -> None:
+        """Remember how local ranks map to global ones in this source (torchrun flags, the agent's report)."""
+        facts = self.log.launch.setdefault(line.source, {})
+        for key, pattern in _LAUNCH_FACTS:
+            match = pattern.search(line.text)
+            if match and key not in facts:
+                facts[key] = match.group(1).replace(" ", "")
+
     def _collect_ranks(self, text: str) -> None:
         """Every rank a launcher prefix names in the chunk (one C-speed pass per prefix style present)."""
         for marker, pattern in _RANK_PREFIXES:
@@ -171,9 +183,13 @@ class LogReader:
     def _structural(self, kind: str, line: LogLine, i: int, lines: list[str], make: Callable[[int], LogLine]) -> None:
         key = (kind, line.rank)
         if kind == "child_failed":
-            if not any(r.get("line") and int(r["line"]) > line.line - BLOCK_SPAN for r in self.log.failure_records):
+            if not any(r.get("source") == line.source and int(r["line"]) > line.line - BLOCK_SPAN
+                       for r in self.log.failure_records):
                 block = [make(j) for j in range(i, min(i + BLOCK_SPAN, len(lines)))]
                 self.log.failure_records.extend(child_failed_block(block))
+            return
+        if kind == "launch":
+            self._launch(line)
             return
         if kind == "nccl_host":
             if line.rank is not None and line.host:
