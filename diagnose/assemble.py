@@ -72,11 +72,9 @@ def build_diagnosis(log: ParsedLog, ranked: list[Scored], entries: dict[str, Ent
     entry = entries[best.entry_id]
     findings = chronological(best.findings)
     lines = [f.evidence for f in findings]
-    rank = findings[0].rank if findings else None
+    rank = attribute_rank(log, findings[0]) if findings else None
     host = findings[0].host if findings else None
     notes: list[str] = []
-    if findings and rank is None:
-        rank = attribute_rank(log, findings[0])
     if hang is not None and (not findings or all(f.role == "cascade" for f in findings)):
         rank = hang.rank
         host = log.hosts.get(rank) if rank is not None else None
