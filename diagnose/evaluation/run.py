@@ -46,15 +46,21 @@ class RecordingLLM:
 def run_case(case: Case, settings: Settings, llm: LLMClient | None, index: KBIndex | None) -> CaseResult:
     """Diagnose one case and score it; an error becomes an 'error' outcome, never a crash."""
     recorder = RecordingLLM(llm) if llm is not None else None
+    sources = resolve_sources([str(case.log_path)])
+    raw_names: dict[str, str] = {}
     started = time.perf_counter()
     try:
-        diagnosis = diagnose(resolve_sources([str(case.log_path)]), settings=settings, llm=recorder, index=index).diagnosis
+        result = diagnose(sources, settings=settings, llm=recorder, index=index)
+        diagnosis = result.diagnosis
+        raw_names = dict(zip(result.log.sources, (s.name for s in sources), strict=False))
     except DiagnoseError as exc:
         diagnosis = Diagnosis(root_cause=RootCause(id="error", title=str(exc), confidence=0.0),
                               redactions=Redactions(), notes=[str(exc)])
     seconds = time.perf_counter() - started
     leaked = leaks(case.label.secrets, [diagnosis.model_dump_json(), *(recorder.sent if recorder else [])])
-    return score_case(case.id, case.label, diagnosis, seconds, leaked)
+    # evidence is cited by masked file name; the labels use the raw names (the eval reads the raw log anyway)
+    unmasked = [e.model_copy(update={"file": raw_names.get(e.file, e.file)}) for e in diagnosis.evidence]
+    return score_case(case.id, case.label, diagnosis.model_copy(update={"evidence": unmasked}), seconds, leaked)
 
 
 def run_suite(cases: list[Case], settings: Settings, *, llm: LLMClient | None = None, index: KBIndex | None = None,

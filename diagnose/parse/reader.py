@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from pathlib import PurePath
 from typing import Protocol
 
 from diagnose.ingest import Chunk, Source, cut_long_lines, read_chunks
@@ -24,6 +23,7 @@ from diagnose.parse.events import (
 from diagnose.parse.lines import make_line
 from diagnose.parse.model import FindingGroup, ParsedLog
 from diagnose.parse.roles import assign_roles
+from diagnose.parse.sources import hints, masked_name
 from diagnose.parse.timestamps import ISO_DATE, parse_timestamp
 from diagnose.rules import SignatureRules
 from diagnose.scan import Scanner
@@ -42,8 +42,6 @@ _RANK_PREFIXES = [(marker, re.compile(pattern)) for marker, pattern in (
 _LAUNCH_FACTS = [("node_rank", re.compile(r"\bnode[_-]rank[= ](\d+)")), ("nproc", re.compile(r"\bnproc[_-]per[_-]node[= ](\d+)")),
                  ("global_ranks", re.compile(r"\bglobal_ranks=\[([\d, ]+)\]"))]
 _SRUN_RANK = re.compile(r"^\s{0,4}(\d{1,5}): ", re.M)
-_FILE_RANK = re.compile(r"(?:rank|proc|process|worker|gpu)[-_]?(\d+)|^(\d+)$", re.I)
-_FILE_HOST = re.compile(r"^(?!rank|worker|logs?$)[A-Za-z][\w.-]*\d[\w.-]*$")
 
 
 class _Redactor(Protocol):
@@ -80,8 +78,8 @@ class LogReader:
         sources = list(sources)
         has_master = any("master-0" in s.name for s in sources)
         for index, source in enumerate(sources):
-            name = self.redactor.redact_line(source.name)
-            rank_hint, host_hint = self._hints(source.name, has_master)
+            name = masked_name(source.name, self.redactor)
+            rank_hint, host_hint = hints(source.name, self.redactor, has_master=has_master)
             self.log.sources.append(name)
             if rank_hint is not None:
                 self.log.rank_hints[name] = rank_hint
@@ -91,20 +89,6 @@ class LogReader:
             if kept is not None:
                 self.log.lines[name] = kept
         return self._finish()
-
-    def _hints(self, raw_name: str, has_master: bool) -> tuple[int | None, str | None]:
-        path = PurePath(raw_name)
-        rank_hint = None
-        match = _FILE_RANK.search(path.stem) or re.search(r"-(?:master|worker)-(\d+)", path.stem)
-        if match:
-            rank_hint = int(next(g for g in match.groups() if g is not None))
-            if has_master and "-worker-" in path.stem:
-                rank_hint += 1
-        host_hint = None
-        for part in path.parts[:-1]:
-            if _FILE_HOST.match(part):
-                host_hint = self.redactor.redact_line(f"MASTER_ADDR={part}").split("=", 1)[1]
-        return rank_hint, host_hint
 
     def _chunk(self, chunk: Chunk, index: int, name: str, rank_hint: int | None, host_hint: str | None,
                kept: list[str] | None) -> list[str] | None:

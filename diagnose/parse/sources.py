@@ -1,0 +1,60 @@
+"""What a log file's path says, and how it is shown: rank and host hints, and the masked name.
+
+Paths carry identities too (``node07/stderr.log``, ``llama-train-worker-3.log``): a path part that
+looks like a host or pod name is masked through the redactor like a MASTER_ADDR value, so it gets
+the same pseudonym as in the text. Generic names (``rank_3.log``, ``worker-3.out``, ``stderr.log``) stay.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+from typing import Protocol
+
+_GENERIC = re.compile(r"^(?:(?:rank|worker|proc|process|task|gpu|local_rank|part|slurm)[-_]?\d+|\d+|[A-Za-z_]+)$", re.I)
+_FILE_RANK = re.compile(r"(?:rank|proc|process|worker|gpu)[-_]?(\d+)$|^(\d+)$", re.I)
+_POD_INDEX = re.compile(r"-(master|worker)-(\d+)$")
+_LOG_SUFFIXES = (".log", ".out", ".err", ".txt", ".gz", ".stderr", ".stdout")
+
+
+class _LineRedactor(Protocol):
+    def redact_line(self, line: str) -> str: ...
+
+
+def _stem(part: str) -> tuple[str, str]:
+    suffix = ""
+    while part.endswith(_LOG_SUFFIXES):
+        cut = part.rfind(".")
+        part, suffix = part[:cut], part[cut:] + suffix
+    return part, suffix
+
+
+def _mask_as_host(value: str, redactor: _LineRedactor) -> str:
+    return redactor.redact_line(f"MASTER_ADDR={value}").split("=", 1)[1]
+
+
+def masked_name(name: str, redactor: _LineRedactor) -> str:
+    """The source name as shown anywhere: secrets and host-like parts masked."""
+    parts = []
+    for part in PurePath(name).parts:
+        stem, suffix = _stem(redactor.redact_line(part))
+        parts.append((stem if _GENERIC.match(stem) or stem.startswith("<") else _mask_as_host(stem, redactor)) + suffix)
+    return "/".join(parts)
+
+
+def hints(name: str, redactor: _LineRedactor, *, has_master: bool) -> tuple[int | None, str | None]:
+    """(rank, masked host) a path suggests: rank_3.log -> rank 3; pod-worker-2 -> rank 3 when a master pod exists."""
+    path = PurePath(name)
+    stem, _ = _stem(path.name)
+    rank: int | None = None
+    pod = _POD_INDEX.search(stem)
+    match = _FILE_RANK.search(stem)
+    if pod:
+        rank = int(pod.group(2)) + (1 if has_master and pod.group(1) == "worker" else 0)
+    elif match:
+        rank = int(next(g for g in match.groups() if g is not None))
+    host = None
+    for part in path.parts[:-1]:
+        if any(ch.isdigit() for ch in part) and not _GENERIC.match(part):
+            host = _mask_as_host(part, redactor)
+    return rank, host
