@@ -19,6 +19,7 @@ EARLIEST_BONUS = 0.2
 RETRIEVAL_WEIGHT = 0.1
 MIN_SCORE = 0.35
 CLOCK_TOLERANCE = 2.0
+MISMATCH_SCORE = 0.95
 
 
 @dataclass
@@ -66,9 +67,9 @@ def score_candidates(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdic
         scored[strong_first.entry_id].score += EARLIEST_BONUS
         scored[strong_first.entry_id].earliest = True
     if hang is not None and not initiating:
-        if hang.mismatch:
+        if hang.mismatch:  # ranks blocked in different collectives at one SeqNum: stronger than "a timeout"
             item = scored.setdefault("collective-mismatch", Scored("collective-mismatch", 0.0))
-            item.score = max(item.score, 0.75)
+            item.score = max(item.score, MISMATCH_SCORE)
         elif "nccl-timeout-hang" in entries:
             item = scored.setdefault("nccl-timeout-hang", Scored("nccl-timeout-hang", 0.0))
             item.score = max(item.score, 0.6 if hang.rank is not None else 0.5)

@@ -9,6 +9,7 @@ from diagnose.cli import eval as eval_commands
 from diagnose.cli import kb as kb_commands
 from diagnose.cli import llm as llm_commands
 from diagnose.cli import log as log_commands
+from diagnose.cli import serve as serve_commands
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -20,5 +21,6 @@ app = typer.Typer(
 log_commands.register(app)
 chat_commands.register(app)
 eval_commands.register(app)
+serve_commands.register(app)
 app.add_typer(kb_commands.app, name="kb")
 app.add_typer(llm_commands.app, name="llm")

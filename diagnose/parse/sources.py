@@ -11,8 +11,9 @@ import re
 from pathlib import PurePath
 from typing import Protocol
 
-_GENERIC = re.compile(r"^(?:(?:rank|worker|proc|process|task|gpu|local_rank|part|slurm)[-_]?\d+|\d+|[A-Za-z_]+)$", re.I)
-_FILE_RANK = re.compile(r"(?:rank|proc|process|worker|gpu)[-_]?(\d+)$|^(\d+)$", re.I)
+_GENERIC = re.compile(r"^(?:(?:rank|worker|proc|process|task|gpu|local_rank|part|slurm)[-_.]?\d+|\d+|[A-Za-z_]+)$", re.I)
+_FILE_RANK = re.compile(r"(?:rank|proc|process|worker|gpu)[-_.]?(\d+)$|^(\d+)$", re.I)
+_DIR_RANK = re.compile(r"^rank[-_.]?(\d+)$", re.I)  # Open MPI --output-filename: 1/rank.5/stderr
 _POD_INDEX = re.compile(r"-(master|worker)-(\d+)$")
 _LOG_SUFFIXES = (".log", ".out", ".err", ".txt", ".gz", ".stderr", ".stdout")
 
@@ -53,6 +54,9 @@ def hints(name: str, redactor: _LineRedactor, *, has_master: bool) -> tuple[int 
         rank = int(pod.group(2)) + (1 if has_master and pod.group(1) == "worker" else 0)
     elif match:
         rank = int(next(g for g in match.groups() if g is not None))
+    else:
+        in_dirs = [m for m in (_DIR_RANK.match(part) for part in path.parts[:-1]) if m]
+        rank = int(in_dirs[-1].group(1)) if in_dirs else None
     host = None
     for part in path.parts[:-1]:
         if any(ch.isdigit() for ch in part) and not _GENERIC.match(part):
