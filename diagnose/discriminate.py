@@ -26,7 +26,8 @@ def _first_per_rank(findings: list[Finding]) -> list[Finding]:
 
 def nan_spread(log: ParsedLog, findings: list[Finding]) -> str:
     """Which NaN entry the ranks point to."""
-    if len(log.ranks) <= 1:
+    world = log.world_size()
+    if world <= 1:
         return ALL_RANKS
     firsts = [f for f in _first_per_rank(findings) if f.rank is not None]
     if len(firsts) <= 1:
@@ -36,7 +37,7 @@ def nan_spread(log: ParsedLog, findings: list[Finding]) -> str:
         return ONE_RANK if runner_up.timestamp - lead.timestamp > LEAD_SECONDS else ALL_RANKS
     same_file = lead.evidence.source == runner_up.evidence.source
     gap = runner_up.evidence.line - lead.evidence.line if same_file else 0
-    return ONE_RANK if gap > len(log.ranks) else ALL_RANKS
+    return ONE_RANK if gap > world else ALL_RANKS
 
 
 def break_ties(ranked: list[Scored], log: ParsedLog) -> list[Scored]:

@@ -25,7 +25,10 @@ STRUCTURAL: dict[str, str] = {
     "child_failed": r"Root Cause \(first observed failure\):|^Failures:$|ChildFailedError",
     "agent_failed": r"failed \(exitcode: -?\d+\) local_rank: \d+",
     "signal": r"Signal \d+ \(SIG\w+\) received by PID|closing signal SIG\w+|Segmentation fault|Fatal Python error",
-    "launch": r"\bnode[_-]rank[= ]\d+|\bnproc[_-]per[_-]node[= ]\d+|\bglobal_ranks=\[[\d, ]+\]",
+    "launch": (
+        r"\bnode[_-]rank[= ]\d+|\bnproc[_-]per[_-]node[= ]\d+|\bglobal_ranks=\[[\d, ]+\]|\bnnodes[= ]\d+"
+        r"|\b(?:WORLD_SIZE|world_size)[=:] ?\d+"
+    ),
     "nccl_host": r"(?:<HOST_\d+>|[\w.-]+):\d+:\d+ \[\d+\] NCCL INFO (?:Bootstrap|cudaDriverVersion|NCCL version)",
     "error_line": (
         r"(?:^|[\]>]:?\s?|: )(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)\b(?::|$)"

@@ -38,6 +38,16 @@ class ParsedLog(BaseModel):
     redactions: Redactions = Field(default_factory=Redactions)
     notes: list[str] = Field(default_factory=list)
 
+    def world_size(self) -> int:
+        """How many ranks the run had: the launcher's word (WORLD_SIZE, nnodes x nproc) or the ranks seen."""
+        sizes = [len(self.ranks)]
+        for facts in self.launch.values():
+            if facts.get("world_size"):
+                sizes.append(int(facts["world_size"]))
+            if facts.get("nproc"):
+                sizes.append(int(facts["nproc"]) * int(facts.get("nnodes", "1")))
+        return max(sizes)
+
     def line_text(self, source: str, line: int) -> str | None:
         """The masked text of one line, if kept."""
         kept = self.lines.get(source)

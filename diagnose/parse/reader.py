@@ -40,7 +40,8 @@ _RANK_PREFIXES = [(marker, re.compile(pattern)) for marker, pattern in (
     ("[rank", r"\[rank(\d+)\]:"), ("[default", r"\[default(\d+)\]:"), ("[rank: ", r"\[rank: (\d+)\]"), ("]<std", r",(\d+)\]<std"),
 )]
 _LAUNCH_FACTS = [("node_rank", re.compile(r"\bnode[_-]rank[= ](\d+)")), ("nproc", re.compile(r"\bnproc[_-]per[_-]node[= ](\d+)")),
-                 ("global_ranks", re.compile(r"\bglobal_ranks=\[([\d, ]+)\]"))]
+                 ("global_ranks", re.compile(r"\bglobal_ranks=\[([\d, ]+)\]")),
+                 ("nnodes", re.compile(r"\bnnodes[= ](\d+)")), ("world_size", re.compile(r"\b(?:WORLD_SIZE|world_size)[=:] ?(\d+)"))]
 _SRUN_RANK = re.compile(r"^\s{0,4}(\d{1,5}): ", re.M)
 
 
