@@ -26,6 +26,7 @@ def register(app: typer.Typer) -> None:
         report: Annotated[Path | None, typer.Option("--report", help="Also write a Markdown report here.")] = None,
         baseline: Annotated[Path | None, typer.Option("--baseline", help="A previous --json output to compare with.")] = None,
         retrieval: Annotated[bool, typer.Option("--retrieval/--no-retrieval", help="Use the vector index.")] = True,
+        calibrate: Annotated[Path | None, typer.Option("--calibrate", help="Write the confidence table fitted on this run.")] = None,
     ) -> None:
         """Run every labeled case through the full product path (masking included) and score it."""
         from diagnose.backends import open_backends
@@ -45,6 +46,10 @@ def register(app: typer.Typer) -> None:
             summary = run_suite(suite, settings, llm=llm, index=index, progress=lambda: bar.advance(task))
         if report:
             report.write_text(markdown_report(summary), encoding="utf-8")
+        if calibrate:
+            from diagnose.evaluation.calibrate import fit
+
+            calibrate.write_text(json.dumps(fit(summary["results"]), indent=2) + "\n", encoding="utf-8")  # type: ignore[arg-type]
         if baseline:
             old = json.loads(baseline.read_text(encoding="utf-8"))
             for line in compare(summary, old):

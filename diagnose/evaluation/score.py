@@ -28,6 +28,7 @@ class CaseResult(BaseModel):
     evidence_total: int
     leaked: list[str] = Field(default_factory=list)
     seconds: float
+    score: float = Field(description="the top candidate's raw score (0 for unknown)")
     backend: str
     notes: list[str] = Field(default_factory=list)
 
@@ -67,7 +68,8 @@ def score_case(case_id: str, label: Label, diagnosis: Diagnosis, seconds: float,
         id=case_id, expected=label.class_, got=got, top3=top3, correct=got in accepted,
         in_top3=bool(accepted & set(top3)) or got in accepted, expected_rank=label.initiating_rank,
         got_rank=diagnosis.initiating_rank, rank_correct=rank_correct, evidence_found=found, evidence_total=total,
-        leaked=leaked, seconds=round(seconds, 4), backend=diagnosis.backend, notes=diagnosis.notes,
+        leaked=leaked, seconds=round(seconds, 4), score=diagnosis.candidates[0].score if diagnosis.candidates else 0.0,
+        backend=diagnosis.backend, notes=diagnosis.notes,
     )
 
 

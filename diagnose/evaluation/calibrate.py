@@ -1,0 +1,45 @@
+"""Fit the confidence table: observed top-1 accuracy by score band, made non-decreasing.
+
+The table maps a top candidate's raw score to the share of eval cases that were right at that
+score; ``diagnose.calibration.confidence`` reads it. Fitted on the labeled suite, so it is an
+in-sample estimate: it says how often this engine was right on these cases at that score.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+EDGES = (0.0, 0.5, 0.7, 0.85, 0.95)
+
+
+def _monotone(values: list[tuple[float, int]]) -> list[float]:
+    """Pool adjacent violators: weighted means that never decrease."""
+    blocks: list[list[float]] = []  # [mean, weight, count of bands]
+    for mean, weight in values:
+        blocks.append([mean, float(weight), 1.0])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            m2, w2, c2 = blocks.pop()
+            m1, w1, c1 = blocks.pop()
+            total = w1 + w2
+            blocks.append([(m1 * w1 + m2 * w2) / total if total else 0.0, total, c1 + c2])
+    out: list[float] = []
+    for mean, _, count in blocks:
+        out += [mean] * int(count)
+    return out
+
+
+def fit(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The calibration table from ``diagnose eval --json`` results (cases with a candidate)."""
+    scored = [r for r in results if r["got"] not in ("unknown", "error")]
+    bands = []
+    for low, high in zip(EDGES, (*EDGES[1:], 1.01), strict=True):
+        rows = [r for r in scored if low <= r["score"] < high]
+        accuracy = sum(r["correct"] for r in rows) / len(rows) if rows else 0.0
+        bands.append((low, accuracy, len(rows)))
+    kept = [b for b in bands if b[2]]
+    smoothed = _monotone([(acc, n) for _, acc, n in kept])
+    return {
+        "fitted_on": f"{len(scored)} eval cases with a diagnosis (rules backend)",
+        "bins": [{"min_score": low, "accuracy": round(acc, 3), "cases": n}
+                 for (low, _, n), acc in zip(kept, smoothed, strict=True)],
+    }

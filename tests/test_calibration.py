@@ -1,0 +1,25 @@
+"""Confidence calibration: bands fitted from eval results are non-decreasing and used by the engine."""
+
+from __future__ import annotations
+
+from diagnose.calibration import confidence
+from diagnose.evaluation.calibrate import fit
+
+
+def _row(score: float, correct: bool) -> dict[str, object]:
+    return {"got": "cuda-oom", "score": score, "correct": correct}
+
+
+def test_bands_report_observed_accuracy_and_never_decrease() -> None:
+    rows = [_row(0.6, True)] * 3 + [_row(0.6, False)] + [_row(0.8, False)] * 2 + [_row(0.8, True)] + [_row(0.99, True)] * 9 + [_row(0.99, False)]
+    table = fit([*rows, {"got": "unknown", "score": 0.0, "correct": True}])
+    accuracies = [b["accuracy"] for b in table["bins"]]
+    assert accuracies == sorted(accuracies)
+    assert table["bins"][-1] == {"min_score": 0.95, "accuracy": 0.9, "cases": 10}
+    assert table["bins"][0]["accuracy"] == round(4 / 7, 3)  # 0.75 and 0.33 pooled: a higher score never means less
+
+
+def test_engine_confidence_comes_from_the_shipped_table() -> None:
+    assert confidence(0.0) == 0.0
+    high, low = confidence(0.99), confidence(0.6)
+    assert 0.0 < low <= high <= 1.0
