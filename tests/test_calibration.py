@@ -11,7 +11,8 @@ def _row(score: float, correct: bool) -> dict[str, object]:
 
 
 def test_bands_report_observed_accuracy_and_never_decrease() -> None:
-    rows = [_row(0.6, True)] * 3 + [_row(0.6, False)] + [_row(0.8, False)] * 2 + [_row(0.8, True)] + [_row(0.99, True)] * 9 + [_row(0.99, False)]
+    rows = [_row(0.6, True)] * 3 + [_row(0.6, False)] + [_row(0.8, False)] * 2 + [_row(0.8, True)]
+    rows += [_row(0.99, True)] * 9 + [_row(0.99, False)]
     table = fit([*rows, {"got": "unknown", "score": 0.0, "correct": True}])
     accuracies = [b["accuracy"] for b in table["bins"]]
     assert accuracies == sorted(accuracies)
