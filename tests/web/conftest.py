@@ -1,0 +1,172 @@
+"""Real servers for the web tests: ``diagnose serve`` (uvicorn) and ``redis-server`` in subprocesses on free loopback ports.
+
+Each server gets its own DIAGNOSE_HOME and TMPDIR under pytest's tmp_path, no model, and
+DIAGNOSE_RETRIEVAL=0 (no vector index to build); its stdout and stderr go to a file the
+tests can read.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE_OOM = REPO / "examples" / "multi-rank-oom.log"
+READY_TIMEOUT_S = 60.0
+TEST_UPLOAD_MB = 1
+
+# `diagnose serve` exactly as the CLI registers it (independent of how diagnose.cli wires its groups).
+SERVE = ("import typer\nfrom diagnose.cli import serve\napp = typer.Typer()\napp.callback()(lambda: None)\n"
+         "serve.register(app)\napp(prog_name='diagnose')")
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def serve_argv(*args: str) -> list[str]:
+    """The command line of ``diagnose serve ARGS``."""
+    return [sys.executable, "-c", SERVE, "serve", *args]
+
+
+def server_env(home: Path, tmp: Path, **extra: str) -> dict[str, str]:
+    """The environment of a test server: the caller's, minus every DIAGNOSE_* switch, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DIAGNOSE_")}
+    env.update(DIAGNOSE_HOME=str(home), DIAGNOSE_RETRIEVAL="0", TMPDIR=str(tmp), PYTHONPATH=str(REPO),
+               PYTHONUNBUFFERED="1", NO_COLOR="1")
+    env.update(extra)
+    return env
+
+
+@dataclass
+class Server:
+    """A running server: its URL, data dir, temp dir and log file."""
+
+    url: str
+    home: Path
+    tmp: Path
+    log_path: Path
+    process: subprocess.Popen[bytes]
+
+    def log_text(self) -> str:
+        """Everything the server printed so far."""
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=15)
+
+
+@contextmanager
+def running_server(root: Path, *args: str, config_toml: str = "", **env: str) -> Iterator[Server]:
+    """Start ``diagnose serve --port <free> ARGS`` with its own home under ``root``; stop it afterwards."""
+    home, tmp = root / "home", root / "tmp"
+    home.mkdir(parents=True, exist_ok=True)
+    tmp.mkdir(parents=True, exist_ok=True)
+    if config_toml:
+        (home / "config.toml").write_text(config_toml, encoding="utf-8")
+    port = free_port()
+    log_path = root / "server.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(serve_argv("--port", str(port), *args), cwd=REPO, env=server_env(home, tmp, **env),
+                                   stdout=log, stderr=subprocess.STDOUT)
+    server = Server(f"http://127.0.0.1:{port}", home, tmp, log_path, process)
+    try:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"the server exited with {process.returncode}:\n{server.log_text()[-3000:]}")
+            try:
+                if httpx.get(f"{server.url}/healthz", timeout=2.0).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"the server did not answer /healthz within {READY_TIMEOUT_S} s:\n{server.log_text()[-3000:]}")
+            time.sleep(0.2)
+        yield server
+    finally:
+        _stop(process)
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One server for the API tests, with ``max_upload_mb = 1`` set in its config.toml."""
+    with running_server(tmp_path_factory.mktemp("web"), config_toml=f"max_upload_mb = {TEST_UPLOAD_MB}\n") as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def client(server: Server) -> Iterator[httpx.Client]:
+    """An HTTP client for the shared server."""
+    with httpx.Client(base_url=server.url, timeout=60.0) as http:
+        yield http
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    """A throwaway ``redis-server`` on a free loopback port, nothing saved to disk; skipped when not installed."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed (apt-get install redis-server); the shared session store is untested")
+    port = free_port()
+    log = (tmp_path / "redis.log").open("wb")
+    process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                                "--dir", str(tmp_path)], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+                    sock.sendall(b"PING\r\n")
+                    if sock.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"redis-server did not start: {(tmp_path / 'redis.log').read_text()[-2000:]}")
+            time.sleep(0.1)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        _stop(process)
+        log.close()
+
+
+def diagnose_text(http: httpx.Client, text: str | bytes) -> dict[str, object]:
+    """POST a log as text/plain; the JSON of the 201 answer."""
+    response = http.post("/api/diagnoses", content=text, headers={"Content-Type": "text/plain"})
+    assert response.status_code == 201, response.text
+    return response.json()  # type: ignore[no-any-return]
+
+
+def read_events(response: httpx.Response) -> list[tuple[str, object]]:
+    """The (event, data) pairs of a server-sent-events response."""
+    import json
+
+    events = []
+    for block in response.text.split("\n\n"):
+        if not block.strip():
+            continue
+        name = next(line[6:].strip() for line in block.splitlines() if line.startswith("event:"))
+        data = "".join(line[5:].strip() for line in block.splitlines() if line.startswith("data:"))
+        events.append((name, json.loads(data)))
+    return events

@@ -1,0 +1,69 @@
+"""``diagnose serve`` refuses unsafe or broken setups before it binds anything, with a clear message."""
+
+from __future__ import annotations
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from diagnose.cli import serve
+from diagnose.errors import ConfigError
+from diagnose.web.config import WebConfig, web_config
+
+
+@pytest.fixture
+def cli() -> typer.Typer:
+    app = typer.Typer()
+    app.callback()(lambda: None)
+    serve.register(app)
+    return app
+
+
+@pytest.mark.parametrize(("host", "loopback"), [
+    ("127.0.0.1", True), ("127.0.0.2", True), ("localhost", True), ("::1", True), ("[::1]", True),
+    ("0.0.0.0", False), ("::", False), ("10.1.2.3", False), ("node07.cluster.internal", False),
+])
+def test_loopback(host: str, loopback: bool) -> None:
+    assert serve.is_loopback(host) is loopback
+
+
+def test_non_loopback_needs_a_token(cli: typer.Typer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DIAGNOSE_API_TOKEN", raising=False)
+    result = CliRunner().invoke(cli, ["serve", "--host", "0.0.0.0", "--port", "1"])
+    assert result.exit_code == 2
+    assert "set DIAGNOSE_API_TOKEN" in result.output
+
+
+def test_several_workers_need_the_shared_store(cli: typer.Typer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DIAGNOSE_REDIS_URL", raising=False)
+    result = CliRunner().invoke(cli, ["serve", "--workers", "3", "--port", "1"])
+    assert result.exit_code == 2
+    assert "--workers 3 needs a shared session store" in result.output
+    assert "DIAGNOSE_REDIS_URL" in result.output
+
+
+def test_unreachable_redis_is_refused_before_start(cli: typer.Typer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DIAGNOSE_REDIS_URL", "redis://:hunter2@127.0.0.1:1/0")
+    result = CliRunner().invoke(cli, ["serve", "--workers", "2", "--port", "1"])
+    assert result.exit_code == 2
+    assert "session store redis://127.0.0.1:1/0 failed" in result.output
+    assert "hunter2" not in result.output
+
+
+def test_notes_at_start_say_what_is_required() -> None:
+    notes = serve.check_serve("0.0.0.0", 2, WebConfig(api_token="t", redis_url="redis://127.0.0.1:6379/0"))
+    assert any("Authorization: Bearer" in note for note in notes)
+    assert any("redis (shared)" in note for note in notes)
+    assert "in memory (this process only)" in serve.check_serve("127.0.0.1", 1, WebConfig())[0]
+
+
+def test_web_config_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DIAGNOSE_API_TOKEN", "zq9-secret-value")
+    monkeypatch.setenv("DIAGNOSE_RETRIEVAL", "0")
+    monkeypatch.setenv("DIAGNOSE_SESSION_TTL", "90")
+    config = web_config()
+    assert (config.api_token, config.retrieval, config.session_ttl_s) == ("zq9-secret-value", False, 90)
+    assert "zq9-secret-value" not in repr(config)
+    monkeypatch.setenv("DIAGNOSE_SESSION_TTL", "-5")
+    with pytest.raises(ConfigError, match="DIAGNOSE_SESSION_TTL"):
+        web_config()
