@@ -120,3 +120,19 @@ def test_hosts_are_read_from_prefixes_and_kernel_lines() -> None:
     hosts = result.log.hosts
     assert hosts[10] == hosts[8] != hosts[0]
     assert result.diagnosis.initiating_host == hosts[10]
+
+
+def test_file_names_are_masked_when_they_name_hosts_or_pods() -> None:
+    from redaction import Redactor
+
+    from diagnose.parse.sources import hints, masked_name
+
+    redactor = Redactor()
+    assert masked_name("multi-rank-oom.log", redactor) == "multi-rank-oom.log"
+    assert masked_name("rank_03.log", redactor) == "rank_03.log"
+    assert masked_name("1/rank.5/stderr", redactor) == "1/rank.5/stderr"
+    assert masked_name("detr-coco-r101-master-0.log", redactor).startswith("<HOST_")
+    node = masked_name("gpu-node-07/stderr.log", redactor)
+    assert node.startswith("<HOST_") and node.endswith("/stderr.log")
+    assert hints("1/rank.5/stderr", redactor, has_master=False) == (5, None)
+    assert hints("llm-worker-2.log", redactor, has_master=True)[0] == 3

@@ -2,7 +2,8 @@
 
 Paths carry identities too (``node07/stderr.log``, ``llama-train-worker-3.log``): a path part that
 looks like a host or pod name is masked through the redactor like a MASTER_ADDR value, so it gets
-the same pseudonym as in the text. Generic names (``rank_3.log``, ``worker-3.out``, ``stderr.log``) stay.
+the same pseudonym as in the text. Generic names (``rank_3.log``, ``worker-3.out``, ``stderr.log``) and
+names without digits (``train.log``, ``multi-rank-oom.log``) stay.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def masked_name(name: str, redactor: _LineRedactor) -> str:
     parts = []
     for part in PurePath(name).parts:
         stem, suffix = _stem(redactor.redact_line(part))
-        parts.append((stem if _GENERIC.match(stem) or stem.startswith("<") else _mask_as_host(stem, redactor)) + suffix)
+        keep = _GENERIC.match(stem) or stem.startswith("<") or not any(ch.isdigit() for ch in stem)
+        parts.append((stem if keep else _mask_as_host(stem, redactor)) + suffix)
     return "/".join(parts)
 
 
