@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from generate_log import generate  # noqa: E402
+from generate_log import generate
 
 
 def _plain_read(path: str) -> float:

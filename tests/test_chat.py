@@ -95,3 +95,10 @@ def test_unreachable_model_falls_back_to_offline_answer() -> None:
         answer = ask(session, "how do I fix it?", llm=client)
     assert "model unavailable" in answer.answer
     assert answer.citations
+
+
+def test_chat_with_log_on_stdin_and_no_terminal_is_a_clear_error() -> None:
+    done = subprocess.run([sys.executable, "-m", "diagnose", "chat", "-", "--no-retrieval"], input=OOM.read_text(),
+                          capture_output=True, text=True, timeout=300, start_new_session=True)
+    assert done.returncode == 2
+    assert "pass the log as a file" in done.stderr and "Traceback" not in done.stderr

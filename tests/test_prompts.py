@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import jinja2
 import pytest
 
-from diagnose.prompting import PromptLine, prompt_version, quote, render, to_messages
+from diagnose.prompting import CHARS_PER_TOKEN, PromptLine, prompt_version, quote, render, to_messages, window_lines
 
 
 def test_diagnose_template_renders_candidates_and_citable_lines() -> None:
@@ -29,3 +31,29 @@ def test_quote_keeps_log_text_inside_its_block() -> None:
 
 def test_prompt_version_is_stable() -> None:
     assert prompt_version() == prompt_version() and len(prompt_version()) == 12
+
+
+def test_prompt_stays_within_the_token_budget_whatever_the_log_size(tmp_path: Path) -> None:
+    from bench.generate_log import generate
+    from diagnose.candidates import score_candidates
+    from diagnose.hangs import analyse_hang
+    from diagnose.ingest import resolve_sources
+    from diagnose.kb import load_entries
+    from diagnose.llm_diagnose import build_messages
+    from diagnose.pipeline import diagnose
+    from diagnose.settings import load_settings
+
+    truth = generate(str(tmp_path / "big.log"), size_mb=4, ranks=256)
+    result = diagnose(resolve_sources([truth["path"]]), settings=load_settings())
+    entries = {e.id: e for e in load_entries()}
+    ranked = score_candidates(result.log, entries, analyse_hang(result.log))
+
+    anchors = [f.evidence for f in result.log.findings]  # hundreds of timeouts: far more than fits
+    assert len(anchors) > 200
+    small, large = window_lines(result.log, anchors, 500), window_lines(result.log, anchors, 6000)
+    for budget, lines in ((500, small), (6000, large)):
+        assert sum(len(x.ref) + len(x.text) + 12 for x in lines) <= budget * CHARS_PER_TOKEN
+    assert len(small) < len(large)
+    prompt = "".join(m["content"] for m in build_messages(result.diagnosis, result.log, ranked, entries, 6000))
+    assert "torch.OutOfMemoryError" in prompt
+    assert len(prompt) <= 6000 * CHARS_PER_TOKEN + 4000  # the instructions and entry excerpts come on top

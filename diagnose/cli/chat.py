@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, TextIO
 
 import typer
 
@@ -31,6 +31,14 @@ def _history_file() -> None:
     atexit.register(readline.write_history_file, path)
 
 
+def _terminal() -> TextIO | None:
+    """The controlling terminal for reading questions, when there is one."""
+    try:
+        return open("/dev/tty", encoding="utf-8")
+    except OSError:
+        return None
+
+
 def register(app: typer.Typer) -> None:
     """Add the chat command."""
 
@@ -49,17 +57,24 @@ def register(app: typer.Typer) -> None:
         """
         from diagnose.backends import open_backends
         from diagnose.chat import Answer, ChatSession, ask_stream
+        from diagnose.errors import InputError
         from diagnose.ingest import resolve_sources
         from diagnose.pipeline import diagnose
         from diagnose.render import print_report
         from diagnose.settings import load_settings
 
+        if "-" in paths and not sys.stdin.isatty():
+            questions = _terminal()
+            if questions is None:
+                raise InputError("with the log on stdin, questions need a terminal: pass the log as a file instead")
         settings = load_settings(model=model, api_base=api_base)
         llm, index = open_backends(settings, retrieval=retrieval)
         result = diagnose(resolve_sources(paths), settings=settings, llm=llm, index=index)
         out = console()
         print_report(result.diagnosis, out)
         session = ChatSession(diagnosis=result.diagnosis, log=result.log)
+        if "-" in paths and not sys.stdin.isatty():
+            sys.stdin = questions  # the log came through the pipe; questions come from the terminal
         interactive = sys.stdin.isatty()
         if interactive:
             _history_file()
