@@ -1,0 +1,130 @@
+"""Values already masked in a session, swept out wherever else they appear.
+
+A recognizer finds ``dfischer`` in ``/home/dfischer/...`` or ``h100-sxm-141`` in a launcher
+prefix; the same strings then leak from places no pattern describes (``s3://runs/dfischer/``,
+``pdsh -w h100-sxm-141,h100-sxm-142``, a dict of host names). After each block is masked,
+one Hyperscan pass finds the remaining bare occurrences of every value seen so far and masks
+them with the same placeholder.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+try:
+    import hyperscan
+except ImportError:  # pragma: no cover - depends on the platform's wheels
+    hyperscan = None
+
+# Shortest value worth sweeping, by type; types not listed are never swept.
+_MIN_LENGTH = {"HOST": 4, "USER": 4, "EMAIL": 6, "BUCKET": 6, "TOKEN": 8, "PASSWORD": 8, "JOB": 8}
+_CASELESS = frozenset({"HOST", "EMAIL", "BUCKET"})
+# Common words that are sometimes user or host names; sweeping them would mask prose.
+_STOPWORDS = frozenset(
+    {"root", "ubuntu", "admin", "user", "users", "home", "data", "test", "train", "model", "shared", "guest", "runner", "local"}
+)
+_MAX_VALUES = 10_000
+# New values go to a small matcher rebuilt on every change (about 1 ms); once this many
+# wait, everything is merged into the main matcher (about 5 ms per 300 values).
+_MERGE_AT = 64
+_WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+class KnownValues:
+    """The values masked so far in one session, with a matcher for their bare occurrences."""
+
+    def __init__(self, *, use_hyperscan: bool = True) -> None:
+        self._entities: dict[str, str] = {}
+        self._use_hyperscan = use_hyperscan and hyperscan is not None
+        self._matcher: _Matcher | None = None
+        self._recent: _Matcher | None = None
+        self._pending: list[str] = []
+
+    def add(self, entity: str, value: str) -> None:
+        """Remember a masked value (if it is long and specific enough to sweep safely)."""
+        floor = _MIN_LENGTH.get(entity)
+        if floor is None or len(value) < floor or value in self._entities or len(self._entities) >= _MAX_VALUES:
+            return
+        if value.lower() in _STOPWORDS or value.isupper() or "\n" in value:
+            return
+        self._entities[value] = entity
+        self._pending.append(value)
+        self._recent = None
+
+    def sweep(self, data: bytes, placeholder: Callable[[str, str], str]) -> bytes:
+        """Replace bare occurrences of known values in UTF-8 ``data`` with their placeholders."""
+        if not self._entities:
+            return data
+        if len(self._pending) >= _MERGE_AT:
+            self._matcher = _Matcher(self._entities, list(self._entities), use_hyperscan=self._use_hyperscan)
+            self._pending, self._recent = [], None
+        if self._pending and self._recent is None:
+            self._recent = _Matcher(self._entities, self._pending, use_hyperscan=self._use_hyperscan)
+        spans = [span for matcher in (self._matcher, self._recent) if matcher is not None for span in matcher.find(data)]
+        if not spans:
+            return data
+        spans.sort(key=lambda span: (span[0], -span[1]))
+        out: list[bytes] = []
+        pos = 0
+        for start, end, value in spans:
+            if start < pos or (start and data[start - 1] in _WORD) or (end < len(data) and data[end] in _WORD):
+                continue
+            if (start and data[start - 1] == 0x2E) or (end + 1 < len(data) and data[end] == 0x2E and data[end + 1] in _WORD):
+                continue
+            out.append(data[pos:start])
+            out.append(placeholder(self._entities[value], value).encode())
+            pos = end
+        out.append(data[pos:])
+        return b"".join(out)
+
+
+class _Matcher:
+    """A multi-literal matcher over some known values (Hyperscan, or one Python regex)."""
+
+    def __init__(self, entities: dict[str, str], values: list[str], *, use_hyperscan: bool) -> None:
+        self._values = list(values)
+        self._db = None
+        if use_hyperscan:
+            self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            # Literals have a fixed length, so the match start needs no (costly) SOM tracking.
+            flags = [hyperscan.HS_FLAG_CASELESS if entities[v] in _CASELESS else 0 for v in self._values]
+            self._lengths = [len(_encode(v)) for v in self._values]
+            self._db.compile(
+                expressions=[_encode(v) for v in self._values],
+                ids=list(range(len(self._values))),
+                elements=len(self._values),
+                flags=flags,
+                literal=True,
+            )
+            self._scratch = hyperscan.Scratch(self._db)
+        else:
+            longest_first = sorted(self._values, key=len, reverse=True)
+            self._regex = re.compile(b"|".join(re.escape(_encode(v)) for v in longest_first), re.IGNORECASE)
+            self._by_lower = {v.lower(): v for v in reversed(longest_first)}
+            self._caseless = {v for v in self._values if entities[v] in _CASELESS}
+
+    def find(self, data: bytes) -> list[tuple[int, int, str]]:
+        """Return ``(start, end, value)`` of every occurrence, in no particular order."""
+        hits: list[tuple[int, int, int]] = []
+        if self._db is not None:
+            self._db.scan(data, match_event_handler=_collect, context=hits, scratch=self._scratch)
+            found = [(end - self._lengths[i], end, self._values[i]) for i, _, end in hits]
+        else:
+            found = []
+            for match in self._regex.finditer(data):
+                text = match.group().decode("utf-8", "surrogatepass")
+                value = self._by_lower.get(text.lower())
+                if value is not None and (value == text or value in self._caseless):
+                    found.append((match.start(), match.end(), value))
+        return found
+
+
+def _encode(text: str) -> bytes:
+    """Text to bytes, keeping lone surrogates (from undecodable input) intact."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _collect(pattern_id: int, start: int, end: int, flags: int, hits: list[tuple[int, int, int]]) -> None:
+    """Hyperscan match callback: remember which value matched where."""
+    hits.append((pattern_id, start, end))

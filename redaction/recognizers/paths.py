@@ -1,0 +1,69 @@
+"""User names in home paths, and object-store bucket names."""
+
+from __future__ import annotations
+
+from redaction.recognizers.base import LogRecognizer
+
+# Directory names under a home root that are not users.
+_NOT_USERS = frozenset({"shared", "public", "root", "default", "guest"})
+
+
+class HomePathRecognizer(LogRecognizer):
+    """``/home/<user>``, ``/Users/<user>``, ``/scratch/users/<user>``, ``C:\\Users\\<user>``."""
+
+    ENTITY = "USER"
+    PATTERNS = (
+        (
+            "home path",
+            r"(?i)(?:/home|/homes|/users|\\users|/u)[/\\](?P<USER>[A-Za-z0-9_][A-Za-z0-9._-]*[A-Za-z0-9_])"
+            r"(?=[/\\'\":\s]|$)",
+            0.8,
+        ),
+    )
+    PREFILTER = (r"(?i)(?:/home|/homes|/users|\\users|/u)[/\\][A-Za-z0-9_]",)
+
+    def invalidate_result(self, pattern_text: str) -> bool | None:
+        """Keep shared, non-personal directories."""
+        return pattern_text.lower() in _NOT_USERS
+
+
+class BucketRecognizer(LogRecognizer):
+    """Bucket and container names in object-store URIs and URLs."""
+
+    ENTITY = "BUCKET"
+    PATTERNS = (
+        (
+            "store uri",
+            r"(?i)\b(?:s3[an]?|gs|gcs|az|abfss?|wasbs?|adl|oss|cos|r2|minio)://"
+            r"(?P<BUCKET>[A-Za-z0-9][A-Za-z0-9._-]*(?:@[A-Za-z0-9][A-Za-z0-9-]*)?)",
+            0.8,
+        ),
+        (
+            "s3 virtual host",
+            r"(?i)(?<![\w.-])(?P<BUCKET>[a-z0-9][a-z0-9.-]*[a-z0-9])\.s3(?:[.-][a-z0-9-]+)?\.amazonaws\.com",
+            0.8,
+        ),
+        (
+            "s3 path style",
+            r"(?i)//s3(?:[.-][a-z0-9-]+)?\.amazonaws\.com/(?P<BUCKET>[a-z0-9][a-z0-9._-]*)",
+            0.8,
+        ),
+        ("gcs url", r"(?i)storage\.(?:googleapis|cloud\.google)\.com/(?P<BUCKET>[a-z0-9][a-z0-9._-]*)", 0.8),
+        ("gcs api", r"(?i)/storage/v1/b/(?P<BUCKET>[a-z0-9][a-z0-9._-]*)", 0.8),
+        (
+            "azure account",
+            r"(?i)(?<![\w.-])(?P<BUCKET>[a-z0-9]{3,24})\.(?:blob|dfs|file|queue|table)\.core\.windows\.net",
+            0.8,
+        ),
+    )
+    PREFILTER = (
+        r"(?i)(?:s3[an]?|gs|gcs|az|abfss?|wasbs?|adl|oss|cos|r2|minio)://",
+        r"(?i)amazonaws\.com",
+        r"(?i)storage\.(?:googleapis|cloud\.google)\.com/",
+        r"(?i)/storage/v1/b/",
+        r"(?i)\.core\.windows\.net",
+    )
+
+    def invalidate_result(self, pattern_text: str) -> bool | None:
+        """Keep the generic API host labels that the path-style rules can catch."""
+        return pattern_text.lower() in {"storage", "v1", "download"}

@@ -1,0 +1,244 @@
+"""The streaming masker: lines in, masked lines out, with one pseudonym mapping per session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from functools import cache, partial
+from typing import TYPE_CHECKING, NamedTuple
+
+from redaction.addresses import IPV4_RE, is_anonymous_ip
+from redaction.known import KnownValues
+from redaction.pem import PemMasker
+from redaction.placeholders import Pseudonyms, escape_literals, host_key
+from redaction.prefilter import Prefilter
+from redaction.spans import resolve
+
+if TYPE_CHECKING:
+    from redaction.recognizers.base import LogRecognizer
+
+PEM_ID = -1
+_SPECIAL_PATTERNS = ((r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY", True, PEM_ID),)
+_BATCH_CHARS = 1 << 18
+
+
+class Redactor:
+    """Masks one log (one session). Holds the pseudonym mapping in memory only.
+
+    Feed it lines or newline-joined blocks of whole lines, in order; a private-key block may
+    span calls. Masking never adds or removes a newline, and the result does not depend on
+    where the input was cut into blocks.
+    """
+
+    def __init__(self, *, use_hyperscan: bool = True) -> None:
+        engine = _engine(use_hyperscan)
+        self._recognizers = engine.recognizers
+        self._block_ids = engine.block_ids
+        self._prefilter = engine.prefilter
+        self._scratch = engine.prefilter.new_scratch()
+        self._max_window = engine.max_window
+        self._pseudonyms = Pseudonyms()
+        self._pem = PemMasker(self._new_key_placeholder)
+        self._keys = 0
+        self._tail: list[str] = []
+        self._block_values: dict[bytes, bytes] = {}
+        self._known = KnownValues(use_hyperscan=use_hyperscan)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Masks applied so far, by type, e.g. ``{"HOST": 2, "TOKEN": 1}``."""
+        return dict(self._pseudonyms.counts)
+
+    def redact_line(self, line: str) -> str:
+        """Mask one line (no trailing newline)."""
+        return self.redact_text(line)
+
+    def redact_lines(self, lines: Iterable[str]) -> Iterator[str]:
+        """Mask lines lazily, in batches, yielding one masked line (without newline) per input line."""
+        batch: list[str] = []
+        size = 0
+        for line in lines:
+            line = line.removesuffix("\n")
+            if "\n" in line:
+                yield from self._flush(batch)
+                batch, size = [], 0
+                yield self.redact_text(line)
+                continue
+            batch.append(line)
+            size += len(line)
+            if size >= _BATCH_CHARS:
+                yield from self._flush(batch)
+                batch, size = [], 0
+        yield from self._flush(batch)
+
+    def _flush(self, batch: list[str]) -> Iterator[str]:
+        """Mask a batch of lines as one block and split it back."""
+        if batch:
+            yield from self.redact_text("\n".join(batch)).split("\n")
+
+    def redact_text(self, text: str) -> str:
+        """Mask a block of whole lines joined by ``\\n``; call in order on consecutive blocks.
+
+        Placeholder-shaped text already in the input keeps its number for itself (new
+        placeholders skip it) or, if this session issued that number before, is escaped
+        (``<_HOST_1>``), so a placeholder in the output always means what this session meant.
+        """
+        self._pseudonyms.reserve_literals(text)
+        text = escape_literals(text, self._pseudonyms)
+        data = _encode(text)
+        masked = self._known.sweep(self._mask_block(data), self._pseudonyms.placeholder)
+        return text if masked is data else _decode(masked)
+
+    def _mask_block(self, data: bytes) -> bytes:
+        """Mask the candidate lines, launcher prefixes and private-key blocks of ``data``."""
+        candidates = self._prefilter.scan(data, self._scratch)
+        tail = self._tail
+        if self._max_window:
+            self._tail = (tail + data[-4096:].decode("utf-8", "replace").split("\n"))[-self._max_window :]
+        if not candidates and not self._pem.active:
+            return self._sub_blocks(data)
+        out: list[bytes] = []
+        pos = self._continue_pem(data, out, 0) if self._pem.active else 0
+        for start in sorted(candidates):
+            if start < pos:
+                continue
+            end, ids = candidates[start]
+            out.append(self._sub_blocks(data[pos:start]))
+            line = _decode(data[start:end])
+            pos = end
+            ids = ids | self._block_ids
+            if PEM_ID in ids and self._pem.begin_in(line):
+                out.append(_encode(self._mask_prefix(self._pem.mask(line))))
+                if self._pem.active:
+                    out.append(data[pos : pos + 1])
+                    pos = self._continue_pem(data, out, pos + 1)
+                continue
+            out.append(_encode(self._mask_line(line, ids, lambda n, s=start: _context(data, s, n, tail))))
+        out.append(self._sub_blocks(data[pos:]))
+        return b"".join(out)
+
+    def _sub_blocks(self, data: bytes) -> bytes:
+        """Mask the launcher prefixes in lines that hold nothing else to mask."""
+        for rid in self._block_ids:
+            data = self._recognizers[rid].sub_block(data, partial(self._block_placeholder, self._recognizers[rid]))
+        return data
+
+    def _block_placeholder(self, recognizer: LogRecognizer, value: bytes) -> bytes:
+        """Return the placeholder for a value a block-level recognizer found (or the value if invalid)."""
+        masked = self._block_values.get(value)
+        if masked is None:
+            text = value.decode("utf-8", "surrogatepass")
+            valid = not recognizer.invalidate_result(text)
+            masked = self._pseudonyms.lookup(recognizer.entity, text).encode() if valid else value
+            self._block_values[value] = masked
+            if valid:
+                self._known.add(recognizer.entity, text)
+        if masked is not value:
+            self._pseudonyms.counts[recognizer.entity] += 1
+        return masked
+
+    def _continue_pem(self, data: bytes, out: list[bytes], pos: int) -> int:
+        """Mask the lines of an open private-key block from ``pos``; return where it stopped."""
+        while self._pem.active and pos <= len(data):
+            stop = data.find(b"\n", pos)
+            stop = len(data) if stop < 0 else stop
+            masked = self._pem.mask(_decode(data[pos:stop]))
+            if masked is None:
+                return pos
+            out.append(_encode(self._mask_prefix(masked)))
+            out.append(data[stop : stop + 1])
+            pos = stop + 1
+        return pos
+
+    def _mask_prefix(self, line: str) -> str:
+        """Mask a launcher prefix on a line that bypasses :meth:`_mask_line` (private-key lines)."""
+        return self._mask_line(line, self._block_ids, lambda n: "")
+
+    def _mask_line(self, line: str, ids: set[int], context: Callable[[int], str]) -> str:
+        """Mask one candidate line with the recognizers the prefilter chose for it.
+
+        ``context(n)`` returns the ``n`` raw lines before this one (with their newlines), for
+        recognizers whose matches may start on an earlier line.
+        """
+        results = []
+        for rid in ids:
+            if rid < 0:
+                continue
+            recognizer = self._recognizers[rid]
+            if not recognizer.window:
+                results.extend((r.start, r.end, r.entity_type, r.score, rid) for r in recognizer.analyze(line, None))
+                continue
+            before = context(recognizer.window)
+            shift = len(before)
+            results.extend(
+                (max(r.start - shift, 0), r.end - shift, r.entity_type, r.score, rid)
+                for r in recognizer.analyze(before + line, None)
+                if r.end > shift
+            )
+        pieces: list[str] = []
+        pos = 0
+        for span in resolve(results, line):
+            entity, value = span.entity, span.value
+            if entity == "HOST" and IPV4_RE.match(value):
+                entity = "IP"
+            if entity == "IP" and is_anonymous_ip(value):
+                continue
+            pieces.append(line[pos : span.start])
+            pieces.append(self._pseudonyms.placeholder(entity, value))
+            if entity not in self._recognizers[span.source].NO_SWEEP:
+                self._known.add(entity, value)
+                if entity == "HOST" and (label := host_key(value)) != value.lower():
+                    self._known.add(entity, label)
+            pos = span.end
+        pieces.append(line[pos:])
+        return "".join(pieces)
+
+    def _new_key_placeholder(self) -> str:
+        """Return a fresh placeholder for a new private-key block."""
+        self._keys += 1
+        return self._pseudonyms.placeholder("PRIVATE_KEY", f"\0block{self._keys}")
+
+
+class _Engine(NamedTuple):
+    """What every Redactor shares: the recognizers and the compiled prefilter (no session state)."""
+
+    recognizers: list[LogRecognizer]
+    block_ids: frozenset[int]
+    prefilter: Prefilter
+    max_window: int
+
+
+@cache
+def _engine(use_hyperscan: bool) -> _Engine:
+    """Build the presidio registry and the prefilter once per process."""
+    from redaction.engine import build_registry
+
+    recognizers = list(build_registry().recognizers)
+    patterns = [(regex, rec.prefilter_caseless, i) for i, rec in enumerate(recognizers) if not rec.BLOCK_LEVEL for regex in rec.prefilter]
+    return _Engine(
+        recognizers=recognizers,
+        block_ids=frozenset(i for i, rec in enumerate(recognizers) if rec.BLOCK_LEVEL),
+        prefilter=Prefilter([*patterns, *_SPECIAL_PATTERNS], use_hyperscan=use_hyperscan),
+        max_window=max((rec.window for rec in recognizers), default=0),
+    )
+
+
+def _context(data: bytes, start: int, lines: int, tail: list[str]) -> str:
+    """Return up to ``lines`` raw lines before offset ``start``, reaching into ``tail``."""
+    begin = start
+    while lines and begin > 0:
+        begin = data.rfind(b"\n", 0, begin - 1) + 1
+        lines -= 1
+    before = _decode(data[begin:start])
+    if lines and tail:
+        before = "\n".join(tail[-lines:]) + "\n" + before
+    return before
+
+
+def _decode(raw: bytes) -> str:
+    """Bytes back to the exact text they came from."""
+    return raw.decode("utf-8", "surrogatepass")
+
+
+def _encode(text: str) -> bytes:
+    """Text to bytes, keeping lone surrogates (from undecodable input) intact."""
+    return text.encode("utf-8", "surrogatepass")

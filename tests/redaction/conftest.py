@@ -1,0 +1,43 @@
+"""Fixtures for the redaction tests: a fresh Redactor, and the shared corpora when present."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from redaction import Redactor
+
+_REPO = Path(__file__).resolve().parents[2]
+
+
+def shared_dir() -> Path | None:
+    """Locate the shared reference material: $DIAGNOSE_SHARED_DIR, else ``<repo>/../shared``."""
+    env = os.environ.get("DIAGNOSE_SHARED_DIR")
+    for candidate in ([Path(env)] if env else []) + [_REPO / ".." / "shared"]:
+        if (candidate / "redaction").is_dir():
+            return candidate.resolve()
+    return None
+
+
+@pytest.fixture(scope="session")
+def load_corpus() -> Callable[[str], list[dict]]:
+    """Return a reader of shared/redaction/<name>.jsonl that skips the test when it is absent."""
+
+    def load(name: str) -> list[dict]:
+        root = shared_dir()
+        if root is None or not (root / "redaction" / name).is_file():
+            pytest.skip(f"shared corpus redaction/{name} not found (set DIAGNOSE_SHARED_DIR to the shared folder)")
+        with (root / "redaction" / name).open(encoding="utf-8") as lines:
+            return [json.loads(line) for line in lines if line.strip()]
+
+    return load
+
+
+@pytest.fixture
+def redactor() -> Redactor:
+    """A fresh Redactor: one session, empty pseudonym mapping."""
+    return Redactor()
