@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 
 from redaction.recognizers.base import LogRecognizer
@@ -193,6 +194,8 @@ def is_node_name(name: str) -> bool:
     return not (_NOT_NODE.match(name) or low in {"localhost", "none", "null"} or low.startswith(("127.", "0.0.0.0")))
 
 
+# how many lines a digit-less name must start before it is taken for a pdsh/DeepSpeed host prefix
+PREFIX_REPEATS = 5
 # mpirun --tag-output puts its own tag first: "[1,2]<stdout>:gpu-dgx-a7:51235:51235 [2] NCCL ..."
 _MPI_TAG = r"(?:\[[0-9]+,[0-9]+\]<std(?:out|err)>:)?"
 
@@ -210,6 +213,7 @@ class LinePrefixRecognizer(LogRecognizer):
     BLOCK_LEVEL = True
     # Each line is matched with the newline before it: a literal start lets ``re`` skip ahead
     # to line starts instead of trying every position (5x faster than ``^`` with MULTILINE).
+    _REPEATED_RE = re.compile(rb"\n([a-z][a-z0-9]*(?:-[a-z0-9]+)+): ")
     _BLOCK_RE = re.compile(rf"\n({_MPI_TAG})(?=[A-Za-z][A-Za-z0-9-]*:)({NODE})(?=:[ \t]|:[0-9]+:[0-9]+[ \t])".encode())
 
     def sub_block(self, data: bytes, replace: Callable[[bytes], bytes]) -> bytes:
@@ -217,7 +221,17 @@ class LinePrefixRecognizer(LogRecognizer):
         if b":" not in data:
             return data
         masked, found = self._BLOCK_RE.subn(lambda m: b"\n" + m.group(1) + replace(m.group(2)), b"\n" + data)
-        return masked[1:] if found else data
+        masked, named = self._sub_repeated(masked if found else b"\n" + data, replace)
+        return masked[1:] if found or named else data
+
+    def _sub_repeated(self, data: bytes, replace: Callable[[bytes], bytes]) -> tuple[bytes, int]:
+        """Hosts without digits (``gpu-node-a: ``) count as a launcher prefix when they start many lines."""
+        counts = Counter(self._REPEATED_RE.findall(data))
+        hosts = {name for name, n in counts.items() if n >= PREFIX_REPEATS and is_node_name(name.decode())}
+        if not hosts:
+            return data, 0
+        return self._REPEATED_RE.subn(
+            lambda m: b"\n" + (replace(m.group(1)) if m.group(1) in hosts else m.group(1)) + b": ", data)
 
     def invalidate_result(self, pattern_text: str) -> bool | None:
         """Drop names of node shape that are ranks, devices, dtypes or versions."""
@@ -240,7 +254,7 @@ class PodRecognizer(LogRecognizer):
         ("gke node", r"(?<![\w./-])gke-[a-z0-9-]+-[a-z0-9]{4}(?![\w.-])", 0.6),
         (
             "pod context",
-            r"(?i)\bpods?[/ =]+\"?(?:[a-z0-9-]+/)?(?P<HOST>[a-z0-9]+(?:-[a-z0-9]+)+)",
+            r"(?i)\b(?:pods?|nodes?)[/ =]+\"?(?:[a-z0-9-]+/)?(?P<HOST>[a-z0-9]+(?:-[a-z0-9]+)+)",
             0.5,
         ),
         # Volcano/Kubeflow: "job finetune-emma-20240501 task worker pod ..."
@@ -251,7 +265,7 @@ class PodRecognizer(LogRecognizer):
         rf"-{_ROLE}-",
         r"[a-z0-9]{5,10}-[a-z0-9]{5}",
         r"gke-",
-        r"(?i)\bpods?[/ =]",
+        r"(?i)\b(?:pods?|nodes?)[/ =]",
         r"assigned ",
         r"\bjob [a-z0-9]+-",
     )

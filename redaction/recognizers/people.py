@@ -47,7 +47,8 @@ class WandbEntityRecognizer(LogRecognizer):
     ENTITY = "USER"
     PATTERNS = (
         ("run url", rf"(?i)\bwandb\.ai/(?P<USER>{_NAME})", 0.8),
-        ("logged in", rf"logged in as:? (?P<USER>{_NAME})(?: \((?P<USER__2>{_NAME})\))?", 0.8),
+        # an e-mail after "logged in as" is the e-mail recognizer's, whole
+        ("logged in", rf"logged in as:? (?![^\s@]+@)(?P<USER>{_NAME})(?: \((?P<USER__2>{_NAME})\))?", 0.8),
     )
     PREFILTER = (r"(?i)wandb\.ai/", r"logged in as")
 

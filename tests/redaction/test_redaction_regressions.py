@@ -1,0 +1,31 @@
+"""Shapes found leaking or mangled in the eval suite, pinned so they stay fixed."""
+
+from __future__ import annotations
+
+import pytest
+
+from redaction import Redactor
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("wandb: logged in as alice.nguyen@example.com", "wandb: logged in as <EMAIL_1>"),
+        ("wandb: Currently logged in as: alice-nguyen (acme-research)", "wandb: Currently logged in as: <USER_1> (<USER_2>)"),
+        ("Warning OOMKilling node/gke-gpu-l4-pool-7c1d2e-9vxt Memory cgroup out of memory",
+         "Warning OOMKilling node/<HOST_1> Memory cgroup out of memory"),
+    ],
+)
+def test_when_shape_seen_in_evals_then_masked_whole(text: str, expected: str) -> None:
+    assert Redactor().redact_line(text) == expected
+
+
+def test_when_digitless_host_prefixes_many_lines_then_it_is_masked() -> None:
+    lines = [f"gpu-node-a: step {i} loss 2.0" for i in range(6)] + ["gpu-node-a: torch.cuda.OutOfMemoryError: CUDA out of memory."]
+    masked = Redactor().redact_text("\n".join(lines)).split("\n")
+    assert all(line.startswith("<HOST_1>: ") for line in masked)
+
+
+def test_when_a_logger_name_prefixes_few_lines_then_it_survives() -> None:
+    text = "data-loader: loaded 12 shards\nstep 1 loss 2.0\ndata-loader: loaded 3 shards"
+    assert Redactor().redact_text(text) == text
