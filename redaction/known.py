@@ -18,7 +18,7 @@ except ImportError:  # pragma: no cover - depends on the platform's wheels
     hyperscan = None
 
 # Shortest value worth sweeping, by type; types not listed are never swept.
-_MIN_LENGTH = {"HOST": 4, "USER": 4, "EMAIL": 6, "BUCKET": 6, "TOKEN": 8, "PASSWORD": 8, "JOB": 8}
+_MIN_LENGTH = {"HOST": 4, "USER": 4, "EMAIL": 6, "BUCKET": 6, "TOKEN": 8, "PASSWORD": 8, "JOB": 8, "NAMESPACE": 6}
 _CASELESS = frozenset({"HOST", "EMAIL", "BUCKET"})
 # Common words that are sometimes user or host names; sweeping them would mask prose.
 _STOPWORDS = frozenset(

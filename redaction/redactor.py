@@ -88,6 +88,17 @@ class Redactor:
         masked = self._known.sweep(self._mask_block(data), self._pseudonyms.placeholder)
         return text if masked is data else _decode(masked)
 
+    def sweep_known(self, masked: str) -> str:
+        """Mask, in text this session already returned, the values it learned only later in the log.
+
+        Streaming masks a value from the moment a recognizer finds it (``/home/dfischer`` on line
+        900); an earlier bare ``dfischer`` on line 12 was returned before that. Callers that keep
+        masked text sweep it once more at the end. Placeholders are left as they are.
+        """
+        data = _encode(masked)
+        swept = self._known.sweep(data, self._pseudonyms.placeholder)
+        return masked if swept is data else _decode(swept)
+
     def _mask_block(self, data: bytes) -> bytes:
         """Mask the candidate lines, launcher prefixes and private-key blocks of ``data``."""
         candidates = self._prefilter.scan(data, self._scratch)

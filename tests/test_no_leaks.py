@@ -55,3 +55,17 @@ def test_nothing_unmasked_in_output_index_or_disk(tmp_path: Path) -> None:
         assert secret not in sent, f"{secret} sent to the model"
         assert all(secret not in doc for doc in documents), f"{secret} in the vector store"
         assert secret.encode() not in on_disk, f"{secret} written under DIAGNOSE_HOME"
+
+
+def test_a_value_recognised_late_is_masked_in_earlier_kept_lines(tmp_path: Path) -> None:
+    from diagnose.ingest import resolve_sources
+    from diagnose.pipeline import diagnose
+    from diagnose.settings import load_settings
+
+    log = tmp_path / "late.log"
+    log.write_text("[rank3]: saving to /lustre/fsw/qzhang/ckpt/step_100\n" + (EXAMPLES / "multi-rank-oom.log").read_text()
+                   + "SLURM_JOB_USER=qzhang\n")
+    result = diagnose(resolve_sources([str(log)]), settings=load_settings())
+    kept = result.log.model_dump_json() + result.diagnosis.model_dump_json()
+    assert "qzhang" not in kept
+    assert "/lustre/fsw/<USER_" in result.log.lines["late.log"][0]

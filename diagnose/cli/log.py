@@ -17,6 +17,7 @@ PathsArgument = Annotated[
     list[str], typer.Argument(help="Log files, directories of per-rank logs, .gz files, or - for stdin.", show_default=False)
 ]
 PROGRESS_MIN_BYTES = 50 << 20
+SWEEP_LIMIT_CHARS = 64 << 20
 
 
 @contextmanager
@@ -86,10 +87,17 @@ def register(app: typer.Typer) -> None:
 
         redactor = Redactor()
         out = sys.stdout
+        held: list[str] = []
+        held_chars = 0
         for source in resolve_sources(paths):
             for chunk in read_chunks(source):
-                out.write(redactor.redact_text(chunk.text))
-                out.write("\n")
+                held.append(redactor.redact_text(chunk.text))
+                held_chars += len(held[-1])
+                if held_chars > SWEEP_LIMIT_CHARS:  # too big to hold: stream from here on
+                    out.writelines(text + "\n" for text in held)
+                    held, held_chars = [], 0
+        # values recognised late in the log (a user name on line 900) are masked in earlier lines too
+        out.writelines(redactor.sweep_known(text) + "\n" for text in held)
         out.flush()
         if stats:
             counts = redactor.counts

@@ -52,6 +52,7 @@ class _Redactor(Protocol):
 
     def redact_text(self, text: str) -> str: ...
     def redact_line(self, line: str) -> str: ...
+    def sweep_known(self, masked: str) -> str: ...
 
 
 class LogReader:
@@ -232,7 +233,30 @@ class LogReader:
             self._excerpt_keys.add(key)
             self.log.excerpts.append(line)
 
+    def _sweep(self) -> None:
+        """Mask, in everything kept, the values the redactor learned only after that text went by."""
+        sweep = self.redactor.sweep_known
+        log = self.log
+        names = {name: sweep(name) for name in log.sources}
+        log.sources = [names[name] for name in log.sources]
+        log.lines = {names[name]: sweep("\n".join(lines)).split("\n") for name, lines in log.lines.items()}
+        kept = [*log.excerpts, *(f.evidence for f in log.findings), *(line for e in log.events for line in e.lines)]
+        for line in {id(line): line for line in kept}.values():
+            line.text, line.source = sweep(line.text), names.get(line.source, line.source)
+            line.host = sweep(line.host) if line.host else None
+        for finding in log.findings:
+            finding.host = sweep(finding.host) if finding.host else None
+        for event in log.events:
+            event.message = sweep(event.message) if event.message else event.message
+            event.host = sweep(event.host) if event.host else None
+            event.fields = {key: sweep(value) for key, value in event.fields.items()}
+        log.failure_records = [{key: sweep(value) for key, value in r.items()} for r in log.failure_records]
+        log.hosts = {rank: sweep(host) for rank, host in log.hosts.items()}
+        log.launch = {names.get(name, name): facts for name, facts in log.launch.items()}
+        log.rank_hints = {names.get(name, name): rank for name, rank in log.rank_hints.items()}
+
     def _finish(self) -> ParsedLog:
+        self._sweep()
         log = self.log
         log.ranks = sorted(self._ranks | {f.rank for f in log.findings if f.rank is not None})
         for group_key, group in self._groups.items():

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from redaction.recognizers.base import LogRecognizer
 from redaction.recognizers.gitleaks import gitleaks_recognizers
-from redaction.recognizers.hosts import FqdnRecognizer, LinePrefixRecognizer, NodeNameRecognizer, PodRecognizer
+from redaction.recognizers.hosts import (
+    FqdnRecognizer,
+    LinePrefixRecognizer,
+    NamespaceRecognizer,
+    NodeNameRecognizer,
+    PodRecognizer,
+)
 from redaction.recognizers.network import EmailRecognizer, IPv4Recognizer, IPv6Recognizer
 from redaction.recognizers.paths import BucketRecognizer, HomePathRecognizer
 from redaction.recognizers.people import PersonNameRecognizer, SlurmUserRecognizer, WandbEntityRecognizer
@@ -33,6 +39,7 @@ RECOGNIZERS: list[type[LogRecognizer]] = [
     NodeNameRecognizer,
     LinePrefixRecognizer,
     PodRecognizer,
+    NamespaceRecognizer,
     SlurmUserRecognizer,
     WandbEntityRecognizer,
     PersonNameRecognizer,

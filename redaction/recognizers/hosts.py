@@ -273,3 +273,27 @@ class PodRecognizer(LogRecognizer):
     def invalidate_result(self, pattern_text: str) -> bool | None:
         """Require a digit: a pod name carries a replica index or a hash."""
         return not any(c.isdigit() for c in pattern_text)
+
+
+# Namespaces Kubernetes creates itself or that name nobody, and resource kinds (``pod/<name>``).
+_NOT_NAMESPACES = frozenset({
+    "default", "kube-system", "kube-public", "kube-node-lease", "kubeflow", "volcano-system",
+    "pod", "pods", "node", "nodes", "job", "jobs", "deployment", "deployments", "service", "services", "statefulset",
+    "replicaset", "daemonset", "pytorchjob", "pytorchjobs", "mpijob", "tfjob", "configmap", "secret", "event", "events",
+})
+
+
+class NamespaceRecognizer(LogRecognizer):
+    """Kubernetes namespaces, which often name a team or a person: ``namespace "research-cdiaz"``, ``ns/pod``."""
+
+    ENTITY = "NAMESPACE"
+    PATTERNS = (
+        ("namespace", r"\b(?:namespace[= :]+\"?|kubectl\b.*?(?:-n|--namespace)[= ])(?P<NAMESPACE>[a-z0-9][a-z0-9-]{1,62})", 0.6),
+        ("namespace of pod", rf"(?<![\w./-])(?P<NAMESPACE>[a-z0-9][a-z0-9-]{{1,62}})/(?P<HOST>{POD})(?![\w.-])", 0.55),
+    )
+    PREFILTER = (r"namespace", r"kubectl", r"[a-z0-9]/[a-z0-9]+(?:-[a-z0-9]+)*-(?:worker|master|launcher)-")
+
+    def invalidate_result(self, pattern_text: str) -> bool | None:
+        """Keep Kubernetes' own namespaces."""
+        return pattern_text in _NOT_NAMESPACES
+

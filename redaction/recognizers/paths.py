@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from redaction.recognizers.base import LogRecognizer
 
-# Directory names under a home root that are not users.
-_NOT_USERS = frozenset({"shared", "public", "root", "default", "guest"})
+# Directory names under a home or cluster-filesystem root that are not users.
+_NOT_USERS = frozenset({
+    "shared", "public", "root", "default", "guest", "data", "datasets", "dataset", "models", "checkpoints", "cache",
+    "tmp", "temp", "projects", "project", "common", "scratch", "users", "home", "group", "groups", "apps", "software",
+})
 
 
 class HomePathRecognizer(LogRecognizer):
@@ -19,8 +22,16 @@ class HomePathRecognizer(LogRecognizer):
             r"(?=[/\\'\":\s]|$)",
             0.8,
         ),
+        # cluster file systems keep per-user trees under well-known roots: /scratch/<user>,
+        # /fsx/<user>, /checkpoint/<user>, /private/home/<user>, /lustre/<fs>/<user>, /gpfs/<fs>/<user>
+        (
+            "cluster path",
+            r"(?<![\w.-])/(?:scratch|fsx|checkpoint|private/home|(?:lustre|gpfs|nfs)/[A-Za-z0-9_-]+)/"
+            r"(?P<USER>[a-z][a-z0-9._-]{1,30}[a-z0-9])(?=/)",
+            0.6,
+        ),
     )
-    PREFILTER = (r"(?i)(?:/home|/homes|/users|\\users|/u)[/\\][A-Za-z0-9_]",)
+    PREFILTER = (r"(?i)(?:/home|/homes|/users|\\users|/u)[/\\][A-Za-z0-9_]", r"/(?:scratch|fsx|checkpoint|lustre|gpfs|nfs)/")
 
     def invalidate_result(self, pattern_text: str) -> bool | None:
         """Keep shared, non-personal directories."""

@@ -12,6 +12,12 @@ from redaction import Redactor
     [
         ("wandb: logged in as alice.nguyen@example.com", "wandb: logged in as <EMAIL_1>"),
         ("wandb: Currently logged in as: alice-nguyen (acme-research)", "wandb: Currently logged in as: <USER_1> (<USER_2>)"),
+        ("saved checkpoint to /lustre/fsw/rsubramanian/ckpt/gpt13b", "saved checkpoint to /lustre/fsw/<USER_1>/ckpt/gpt13b"),
+        ("reading /fsx/datasets/c4/train-0001.json", "reading /fsx/datasets/c4/train-0001.json"),
+        ("stream closed: EOF for ml-team-emea/whisper-ft-nl-worker-0 (pytorch)",
+         "stream closed: EOF for <NAMESPACE_1>/<HOST_1> (pytorch)"),
+        ('Pod "x" in namespace "research-cdiaz" terminated', 'Pod "x" in namespace "<NAMESPACE_1>" terminated'),
+        ("namespace: default", "namespace: default"),
         ("Warning OOMKilling node/gke-gpu-l4-pool-7c1d2e-9vxt Memory cgroup out of memory",
          "Warning OOMKilling node/<HOST_1> Memory cgroup out of memory"),
     ],
