@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import shutil
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from diagnose.index import open_index
 from diagnose.kb import load_entries
 from diagnose.retrieve import query_text
 from diagnose.settings import load_settings
+from tests.servers import free_port, http_ok, running
 
 pytest.importorskip("chromadb")
 
@@ -31,45 +28,15 @@ def _chroma_binary() -> str:
     return found
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def chroma_url(tmp_path: Path) -> Iterator[str]:
     """Start ``chroma run`` with a temporary --path on a free loopback port; stop it afterwards."""
-    port = _free_port()
-    log = (tmp_path / "chroma.log").open("w")
-    server = subprocess.Popen(
-        [_chroma_binary(), "run", "--path", str(tmp_path / "chroma"), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while True:
-            if server.poll() is not None:
-                pytest.fail(f"chroma exited with {server.returncode}: {(tmp_path / 'chroma.log').read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{url}/api/v2/heartbeat", timeout=1.0).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"chroma not ready after {READY_TIMEOUT_S} s")
-            time.sleep(0.1)
+    argv = [_chroma_binary(), "run", "--path", str(tmp_path / "chroma"), "--host", "127.0.0.1", "--port", str(port)]
+    with running(argv, log_path=tmp_path / "chroma.log", ready=http_ok(f"{url}/api/v2/heartbeat"), what="chroma",
+                 timeout_s=READY_TIMEOUT_S):
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=10)
-        log.close()
 
 
 @pytest.mark.server

@@ -12,7 +12,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,6 +19,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.servers import free_port, http_ok, running
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE_OOM = REPO / "examples" / "multi-rank-oom.log"
@@ -29,13 +30,6 @@ TEST_UPLOAD_MB = 1
 # `diagnose serve` exactly as the CLI registers it (independent of how diagnose.cli wires its groups).
 SERVE = ("import typer\nfrom diagnose.cli import serve\napp = typer.Typer()\napp.callback()(lambda: None)\n"
          "serve.register(app)\napp(prog_name='diagnose')")
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def serve_argv(*args: str) -> list[str]:
@@ -67,15 +61,6 @@ class Server:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=15)
-
-
 @contextmanager
 def running_server(root: Path, *args: str, config_toml: str = "", **env: str) -> Iterator[Server]:
     """Start ``diagnose serve --port <free> ARGS`` with its own home under ``root``; stop it afterwards."""
@@ -85,27 +70,10 @@ def running_server(root: Path, *args: str, config_toml: str = "", **env: str) ->
     if config_toml:
         (home / "config.toml").write_text(config_toml, encoding="utf-8")
     port = free_port()
-    log_path = root / "server.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(serve_argv("--port", str(port), *args), cwd=REPO, env=server_env(home, tmp, **env),
-                                   stdout=log, stderr=subprocess.STDOUT)
-    server = Server(f"http://127.0.0.1:{port}", home, tmp, log_path, process)
-    try:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"the server exited with {process.returncode}:\n{server.log_text()[-3000:]}")
-            try:
-                if httpx.get(f"{server.url}/healthz", timeout=2.0).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"the server did not answer /healthz within {READY_TIMEOUT_S} s:\n{server.log_text()[-3000:]}")
-            time.sleep(0.2)
-        yield server
-    finally:
-        _stop(process)
+    url = f"http://127.0.0.1:{port}"
+    with running(serve_argv("--port", str(port), *args), log_path=root / "server.log", ready=http_ok(f"{url}/healthz"),
+                 what="the server", timeout_s=READY_TIMEOUT_S, cwd=REPO, env=server_env(home, tmp, **env)) as process:
+        yield Server(url, home, tmp, root / "server.log", process)
 
 
 @pytest.fixture(scope="session")
@@ -129,26 +97,18 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
     if binary is None:
         pytest.skip("redis-server is not installed (apt-get install redis-server); the shared session store is untested")
     port = free_port()
-    log = (tmp_path / "redis.log").open("wb")
-    process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                                "--dir", str(tmp_path)], stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
-                    sock.sendall(b"PING\r\n")
-                    if sock.recv(16).startswith(b"+PONG"):
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"redis-server did not start: {(tmp_path / 'redis.log').read_text()[-2000:]}")
-            time.sleep(0.1)
+    argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(tmp_path)]
+    with running(argv, log_path=tmp_path / "redis.log", ready=lambda: _redis_pong(port), what="redis-server", timeout_s=20):
         yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        _stop(process)
-        log.close()
+
+
+def _redis_pong(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
 
 
 def diagnose_text(http: httpx.Client, text: str | bytes) -> dict[str, object]:
