@@ -233,7 +233,14 @@ def answer_offline(session: ChatSession, question: str) -> Answer:
 
 
 def ask_stream(session: ChatSession, question: str, *, llm: LLMClient | None = None) -> Iterator[str | Answer]:
-    """Answer as a stream: text pieces as they come, then the final Answer; the turn is recorded."""
+    """Answer as a stream: text pieces as they come, then the final Answer; the turn is recorded.
+
+    The question is masked first, like the log: it may quote a host or paste a token, and it is
+    stored in the history and sent to the model.
+    """
+    from redaction import Redactor
+
+    question = Redactor().redact_text(question)
     if llm is not None:
         from diagnose.llm_chat import stream_with_llm
 

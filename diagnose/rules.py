@@ -7,10 +7,19 @@ The patterns live in kb/entries/*.md; this module only indexes them and builds
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from diagnose.kb import Entry, Signature
 from diagnose.schema import Finding, LogLine
+
+_PREFIX_IN_LINE = re.compile(r"\[(?:rank|default)(\d+)\]:")
+
+
+def interleaved_rank(text: str, position: int) -> int | None:
+    """When unbuffered output of two ranks shares one line, the rank whose prefix comes last before ``position``."""
+    prefixes = [(m.start(), int(m.group(1))) for m in _PREFIX_IN_LINE.finditer(text, 0, position)]
+    return prefixes[-1][1] if len(prefixes) > 1 or (prefixes and prefixes[0][0] > 0) else None
 
 
 @dataclass(frozen=True)
@@ -42,6 +51,10 @@ class SignatureRules:
         named = match.groupdict().get("rank") if match else None
         if named is not None and named.isdigit():
             line = line.model_copy(update={"rank": int(named)})
+        elif match is not None:
+            interleaved = interleaved_rank(line.text, match.start())
+            if interleaved is not None and interleaved != line.rank:
+                line = line.model_copy(update={"rank": interleaved})
         signature = rule.signature
         role = "teardown" if rule.collateral_only and signature.role == "initiating" else signature.role
         return Finding(

@@ -102,3 +102,16 @@ def test_chat_with_log_on_stdin_and_no_terminal_is_a_clear_error() -> None:
                           capture_output=True, text=True, timeout=300, start_new_session=True)
     assert done.returncode == 2
     assert "pass the log as a file" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_question_is_masked_before_the_history_and_the_model_see_it() -> None:
+    session = _session()
+    with FakeOpenAI() as fake:
+        fake.replies.append("It is rank 5 [multi-rank-oom.log:203].")
+        client = LiteLLMClient(load_settings(model="openai/fake-q", api_base=fake.api_base))
+        ask(session, "why did it fail on gpu-node-018.cluster.internal with HF_TOKEN=hf_ZxCvBnMaSdFgHjKlQwErTyUiOp1234?", llm=client)
+        sent = fake.sent_text()
+    for secret in ("gpu-node-018.cluster.internal", "hf_ZxCvBnMaSdFgHjKlQwErTyUiOp1234"):
+        assert secret not in sent
+        assert secret not in session.model_dump_json()
+    assert "<HOST_" in session.history[-2].content

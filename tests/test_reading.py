@@ -26,7 +26,9 @@ DIAGNOSES = [
     ("nan-first-on-rank3.log", "nan-on-one-rank", 3),
     ("nan-first-on-rank3-nots.log", "nan-on-one-rank", 3),
     ("xid79", "gpu-hardware-fault", 10),
+    ("xid79-nots", "gpu-hardware-fault", 10),
     ("victim-named-first.log", "data-corruption", 2),
+    ("victim-named-first-ts.log", "data-corruption", 2),
     ("slurm-label.out", "cuda-illegal-memory-access", 3),
     ("deepspeed-pdsh.log", "cuda-oom", 3),
     ("lightning.log", "device-mismatch", 1),
@@ -123,9 +125,8 @@ def test_hosts_are_read_from_prefixes_and_kernel_lines() -> None:
 
 
 def test_file_names_are_masked_when_they_name_hosts_or_pods() -> None:
-    from redaction import Redactor
-
     from diagnose.parse.sources import hints, masked_name
+    from redaction import Redactor
 
     redactor = Redactor()
     assert masked_name("multi-rank-oom.log", redactor) == "multi-rank-oom.log"
@@ -136,3 +137,12 @@ def test_file_names_are_masked_when_they_name_hosts_or_pods() -> None:
     assert node.startswith("<HOST_") and node.endswith("/stderr.log")
     assert hints("1/rank.5/stderr", redactor, has_master=False) == (5, None)
     assert hints("llm-worker-2.log", redactor, has_master=True)[0] == 3
+
+
+def test_interleaved_partial_line_belongs_to_the_rank_whose_prefix_precedes_the_error(tmp_path: Path) -> None:
+    lines = [f"[rank{r}]: step 10 loss 2.31" for r in range(8)]
+    lines.append("[rank1]: step 11 loss 2.3[rank4]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.")
+    path = tmp_path / "interleaved.log"
+    path.write_text("\n".join(lines) + "\n")
+    diagnosis = diagnose(resolve_sources([str(path)]), settings=load_settings()).diagnosis
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("cuda-oom", 4)
