@@ -5,6 +5,8 @@
 ``DIAGNOSE_RETRIEVAL``: ``0`` turns the encyclopedia's vector index off (rules and signatures only).
 ``DIAGNOSE_SESSION_TTL``: seconds a session lives after its last use (default 3600).
 ``DIAGNOSE_MAX_SESSIONS``: sessions the in-memory store keeps before dropping the oldest (default 500).
+``DIAGNOSE_ALLOWED_MODELS``: comma-separated models a request may name besides the server's own (default
+none: a client cannot make the server call, and pay for, a model of its choosing).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class WebConfig:
     retrieval: bool = True
     session_ttl_s: int = DEFAULT_SESSION_TTL_S
     max_sessions: int = DEFAULT_MAX_SESSIONS
+    allowed_models: frozenset[str] = frozenset()
 
     def __repr__(self) -> str:
         """Never show the token or the Redis password."""
@@ -54,4 +57,5 @@ def web_config() -> WebConfig:
         retrieval=retrieval in {"1", "true", "yes", "on"},
         session_ttl_s=_positive_int("DIAGNOSE_SESSION_TTL", DEFAULT_SESSION_TTL_S),
         max_sessions=_positive_int("DIAGNOSE_MAX_SESSIONS", DEFAULT_MAX_SESSIONS),
+        allowed_models=frozenset(m.strip() for m in os.environ.get("DIAGNOSE_ALLOWED_MODELS", "").split(",") if m.strip()),
     )

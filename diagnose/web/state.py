@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from fastapi import Request
 
 from diagnose.backends import open_llm
+from diagnose.errors import ConfigError
 from diagnose.settings import Settings
 from diagnose.web.config import WebConfig
 from diagnose.web.sessions import SessionStore
@@ -18,6 +19,12 @@ if TYPE_CHECKING:
     from diagnose.llm import LLMClient
 
 MAX_CACHED_MODELS = 8
+
+
+class ModelNotAllowed(ConfigError):
+    """A request named a model the server does not offer."""
+
+    status = 400
 
 
 @dataclass
@@ -41,6 +48,8 @@ class AppState:
         """The client for a model a request named, or the server's default (None: rules only)."""
         if model is None or model == self.settings.model:
             return self.llm
+        if model not in self.config.allowed_models:
+            raise ModelNotAllowed(f"model {model!r} is not allowed on this server; set DIAGNOSE_ALLOWED_MODELS to allow it")
         with self._lock:
             client = self._llms.get(model)
             if client is None:

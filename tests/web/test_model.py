@@ -29,8 +29,9 @@ def fake() -> Iterator[FakeOpenAI]:
 
 @pytest.fixture
 def model_server(fake: FakeOpenAI, tmp_path: Path) -> Iterator[Server]:
-    """A server with no default model, talking to the fake through DIAGNOSE_API_BASE."""
-    with running_server(tmp_path, DIAGNOSE_API_BASE=fake.api_base) as server:
+    """A server with no default model that allows the fake ones, talking to the fake through DIAGNOSE_API_BASE."""
+    with running_server(tmp_path, DIAGNOSE_API_BASE=fake.api_base,
+                        DIAGNOSE_ALLOWED_MODELS="openai/fake-web,openai/fake-down") as server:
         yield server
 
 
@@ -75,3 +76,15 @@ def test_form_field_model_and_an_unreachable_model(model_server: Server, fake: F
         assert any("model unavailable" in note for note in diagnosis["notes"])
         assert diagnosis["root_cause"]["id"] == "cuda-oom"
     assert fake.requests and all(request["model"] == "fake-down" for request in fake.requests)
+
+
+def test_a_model_the_server_does_not_allow_is_refused(model_server: Server, fake: FakeOpenAI) -> None:
+    calls = len(fake.requests)
+    with httpx.Client(base_url=model_server.url, timeout=60) as http:
+        response = http.post("/api/diagnoses", params={"model": "openai/gpt-4o"}, content=planted_log().encode(),
+                             headers={"Content-Type": "text/plain"})
+    assert response.status_code == 400
+    assert response.json() == {"ok": False, "error": response.json()["error"], "status": 400}
+    assert "not allowed" in response.json()["error"]
+    assert len(fake.requests) == calls
+
