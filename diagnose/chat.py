@@ -80,14 +80,16 @@ def _why_rank(session: ChatSession, question: str) -> Answer:
     if d.initiating_rank is None:
         return Answer(answer="The log does not show which rank started the failure. " + _next_run_hint(d),
                       citations=_evidence_citations(d))
-    lines = [f"Rank {d.initiating_rank} is where the failure started: its first failing line comes before the "
-             "other ranks' errors, and theirs are consequences."]
+    hang_notes = [n.removeprefix("hang reasoning: ") for n in d.notes if n.startswith("hang reasoning")]
+    if hang_notes:  # a stalled rank prints no error: the timeouts of the others point at it
+        lines = [f"Rank {d.initiating_rank} is the one the others were waiting for: {hang_notes[0]}."]
+    else:
+        lines = [f"Rank {d.initiating_rank} is where the failure started: its first failing line comes before the "
+                 "other ranks' errors, and theirs are consequences."]
     for other in sorted({int(n) for n in re.findall(r"rank\s*(\d+)", question)} - {d.initiating_rank}):
         groups = [c for c in d.collateral if other in c.ranks]
         role = "; ".join(c.summary for c in groups) or "no failure of its own"
         lines.append(f"Rank {other} shows only collateral: {role}.")
-    hang_notes = [n for n in d.notes if n.startswith("hang reasoning")]
-    lines.extend(hang_notes)
     for group in d.collateral:
         lines.append(f"Collateral: {group.summary}.")
     return Answer(answer="\n".join(lines), citations=_evidence_citations(d))
