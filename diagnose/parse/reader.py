@@ -114,10 +114,7 @@ class LogReader:
 
         def make(i: int) -> LogLine:
             if i not in made:
-                line = make_line(name, first + i, lines[i], rank_hint=rank_hint, host_hint=host_hint, year=self._year)
-                if line.timestamp is None:
-                    line.timestamp = self._recent_timestamp(lines, i, line.rank, rank_hint)
-                made[i] = line
+                made[i] = make_line(name, first + i, lines[i], rank_hint=rank_hint, host_hint=host_hint, year=self._year)
             return made[i]
 
         structural = len(self.kinds)
@@ -127,6 +124,8 @@ class LogReader:
             if pattern_index < structural:
                 self._structural(self.kinds[pattern_index], line, line_index, lines, make)
             else:
+                if line.timestamp is None:  # only findings are ordered in time; tracebacks print no clock
+                    line.timestamp = self._recent_timestamp(lines, line_index, line.rank, rank_hint)
                 finding = self.rules.finding(pattern_index - structural, line, order)
                 if finding is not None:
                     self._finding(finding)
