@@ -136,3 +136,17 @@ def test_help_does_not_import_heavy_libraries() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ""
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_reader_closing_the_pipe_keeps_the_diagnosis_exit_code(tmp_path: Path, json_flag: list[str]) -> None:
+    log = tmp_path / "big-report.log"
+    log.write_text(OOM.read_text())
+    process = subprocess.Popen([sys.executable, "-m", "diagnose", "log", str(log), "--no-retrieval", *json_flag],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.readline()
+    process.stdout.close()  # like `| head -1`
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=300) == 0, err
+    assert "Traceback" not in err

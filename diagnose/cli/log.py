@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from diagnose.cli.errors import handle_errors
-from diagnose.cli.output import console, err_console
+from diagnose.cli.output import console, err_console, write_stdout
 from diagnose.ingest import Source, read_chunks, resolve_sources
 
 PathsArgument = Annotated[
@@ -69,7 +69,7 @@ def register(app: typer.Typer) -> None:
             result = diagnose(sources, settings=settings, llm=llm, index=index, progress=progress)  # type: ignore[arg-type]
         diagnosis = result.diagnosis
         if json_:
-            typer.echo(diagnosis.model_dump_json(indent=2))
+            write_stdout(diagnosis.model_dump_json(indent=2) + "\n")
         else:
             from diagnose.render import print_report
 
