@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from diagnose.index import open_index
-from diagnose.kb import load_entries
-from diagnose.retrieve import query_text, retrieve, signature_hits
+from diagnose.encyclopedia.entries import load_entries
+from diagnose.encyclopedia.index import open_index
+from diagnose.encyclopedia.retrieval import query_text, retrieve, signature_hits
 from diagnose.settings import load_settings
 
 

@@ -5,8 +5,7 @@
      ├── ConfigError         a setting is wrong
      │    └── MissingKeyError   a configured model needs a key that is not set
      ├── LLMError
-     │    ├── LLMUnavailable    the model could not be reached (after retries)
-     │    └── LLMOutputInvalid  the model answered something unusable
+     │    └── LLMUnavailable    the model could not be reached (after retries)
      └── KBError             the encyclopedia or its index is broken
 """
 
@@ -40,10 +39,6 @@ class LLMError(DiagnoseError):
 
 class LLMUnavailable(LLMError):
     """The model could not be reached, even after retries."""
-
-
-class LLMOutputInvalid(LLMError):
-    """The model answered with something that is not the JSON asked for."""
 
 
 class KBError(DiagnoseError):

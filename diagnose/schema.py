@@ -131,6 +131,7 @@ class Diagnosis(_Model):
     backend: str = "rules"
     next_run: list[str] = Field(default_factory=list, description="what to turn on before the next run")
     notes: list[str] = Field(default_factory=list, description="fallbacks, flagged model output, hints")
+    hang_reasoning: str | None = Field(default=None, description="why the timeouts point at the initiating rank (hangs only)")
 
     @property
     def is_unknown(self) -> bool:

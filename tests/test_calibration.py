@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from diagnose.calibration import confidence
+from diagnose.engine.calibration import confidence
 from diagnose.evaluation.calibrate import fit
 
 

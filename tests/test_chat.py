@@ -5,10 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from diagnose.chat import ChatSession, ask
-from diagnose.ingest import resolve_sources
-from diagnose.llm import LiteLLMClient
-from diagnose.pipeline import diagnose
+from diagnose.chat.conversation import ask
+from diagnose.chat.session import ChatSession
+from diagnose.llm.client import LiteLLMClient
+from diagnose.parse.ingest import resolve_sources
+from diagnose.pipeline import chat_responder, diagnose
 from diagnose.settings import load_settings
 from tests.conftest import EXAMPLES
 from tests.fake_openai import FakeOpenAI
@@ -79,7 +80,7 @@ def test_model_answer_streams_and_bad_citations_are_removed() -> None:
     with FakeOpenAI() as fake:
         fake.replies.append("Rank 5 failed first [multi-rank-oom.log:203], see [kb:cuda-oom#Fix]; also [multi-rank-oom.log:99999].")
         client = LiteLLMClient(load_settings(model="openai/fake-chat", api_base=fake.api_base))
-        answer = ask(session, "why rank 5?", llm=client)
+        answer = ask(session, "why rank 5?", responder=chat_responder(client))
         sent = fake.sent_text()
     assert "multi-rank-oom.log:99999" in answer.answer and "removed citations" in answer.answer
     refs = {(c.kind, c.line, c.entry_id) for c in answer.citations}
@@ -92,7 +93,7 @@ def test_unreachable_model_falls_back_to_offline_answer() -> None:
     with FakeOpenAI() as fake:
         fake.replies.extend([500, 500, 500])
         client = LiteLLMClient(load_settings(model="openai/fake-down", api_base=fake.api_base))
-        answer = ask(session, "how do I fix it?", llm=client)
+        answer = ask(session, "how do I fix it?", responder=chat_responder(client))
     assert "model unavailable" in answer.answer
     assert answer.citations
 
@@ -109,7 +110,8 @@ def test_question_is_masked_before_the_history_and_the_model_see_it() -> None:
     with FakeOpenAI() as fake:
         fake.replies.append("It is rank 5 [multi-rank-oom.log:203].")
         client = LiteLLMClient(load_settings(model="openai/fake-q", api_base=fake.api_base))
-        ask(session, "why did it fail on gpu-node-018.cluster.internal with HF_TOKEN=hf_ZxCvBnMaSdFgHjKlQwErTyUiOp1234?", llm=client)
+        question = "why did it fail on gpu-node-018.cluster.internal with HF_TOKEN=hf_ZxCvBnMaSdFgHjKlQwErTyUiOp1234?"
+        ask(session, question, responder=chat_responder(client))
         sent = fake.sent_text()
     for secret in ("gpu-node-018.cluster.internal", "hf_ZxCvBnMaSdFgHjKlQwErTyUiOp1234"):
         assert secret not in sent

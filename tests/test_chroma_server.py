@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from diagnose.index import open_index
-from diagnose.kb import load_entries
-from diagnose.retrieve import query_text
+from diagnose.encyclopedia.entries import load_entries
+from diagnose.encyclopedia.index import open_index
+from diagnose.encyclopedia.retrieval import query_text
 from diagnose.settings import load_settings
 from tests.servers import free_port, http_ok, running
 

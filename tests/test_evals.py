@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from diagnose.backends import open_backends
-from diagnose.data import evals_dir
+from diagnose.bundled import evals_dir
 from diagnose.evaluation.cases import load_cases
 from diagnose.evaluation.run import markdown_report, run_suite
-from diagnose.llm import LiteLLMClient
+from diagnose.llm.client import LiteLLMClient
+from diagnose.pipeline import open_backends
 from diagnose.settings import load_settings
 from tests.fake_openai import FakeOpenAI, top_candidate_reply
 

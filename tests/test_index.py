@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from diagnose.data import kb_dir
-from diagnose.embedding import HashEmbedding, LiteLLMEmbedding, normalize
-from diagnose.index import COLLECTION, SKIPPED_SECTIONS, KBIndex, open_index
-from diagnose.kb import SECTIONS, Entry, Signature, load_entries
-from diagnose.retrieve import excerpt, query_text, retrieve, signature_hits
+from diagnose.bundled import kb_dir
+from diagnose.encyclopedia.embedding import HashEmbedding, LiteLLMEmbedding, normalize
+from diagnose.encyclopedia.entries import SECTIONS, Entry, Signature, load_entries
+from diagnose.encyclopedia.index import COLLECTION, SKIPPED_SECTIONS, KBIndex, open_index
+from diagnose.encyclopedia.retrieval import excerpt, query_text, retrieve, signature_hits
 from diagnose.settings import Settings, load_settings
 
 pytest.importorskip("chromadb")
@@ -143,7 +143,7 @@ def test_reopened_collection_keeps_the_offline_embedder(index: KBIndex, kb_copy:
         f"""
         import chromadb
         from chromadb.config import Settings
-        import diagnose.index as ix
+        import diagnose.encyclopedia.index as ix
         ix._register()
         path = {str(tmp_path / "home" / "index")!r}
         client = chromadb.PersistentClient(path=path, settings=Settings(anonymized_telemetry=False))
@@ -160,7 +160,7 @@ def test_search_works_with_the_network_blocked(index: KBIndex, kb_copy: Path, tm
     script = textwrap.dedent(
         f"""
         from pathlib import Path
-        from diagnose.index import open_index
+        from diagnose.encyclopedia.index import open_index
         from diagnose.settings import Settings, load_settings
         index = open_index(Settings(kb_dir=Path({str(kb_copy)!r})))
         index.ensure()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from diagnose.errors import InputError
-from diagnose.ingest import MAX_LINE_CHARS, cut_long_lines, read_chunks, resolve_sources
+from diagnose.parse.ingest import MAX_LINE_CHARS, cut_long_lines, read_chunks, resolve_sources
 
 
 def _text(path: Path, chunk_bytes: int = 1 << 20) -> str:

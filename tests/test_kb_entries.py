@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from diagnose.data import kb_dir
-from diagnose.kb import load_entries, parse_entry
-from diagnose.kb_validate import validate
+from diagnose.bundled import kb_dir
+from diagnose.encyclopedia.entries import load_entries, parse_entry
+from diagnose.encyclopedia.validator import validate
 
 
 def taxonomy_ids(shared: Path) -> list[str]:

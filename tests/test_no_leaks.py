@@ -58,7 +58,7 @@ def test_nothing_unmasked_in_output_index_or_disk(tmp_path: Path) -> None:
 
 
 def test_a_value_recognised_late_is_masked_in_earlier_kept_lines(tmp_path: Path) -> None:
-    from diagnose.ingest import resolve_sources
+    from diagnose.parse.ingest import resolve_sources
     from diagnose.pipeline import diagnose
     from diagnose.settings import load_settings
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from diagnose.prompting import CHARS_PER_TOKEN, PromptLine, prompt_version, quote, render, to_messages, window_lines
+from diagnose.llm.prompting import CHARS_PER_TOKEN, PromptLine, prompt_version, quote, render, to_messages, window_lines
 
 
 def test_diagnose_template_renders_candidates_and_citable_lines() -> None:
@@ -35,11 +35,11 @@ def test_prompt_version_is_stable() -> None:
 
 def test_prompt_stays_within_the_token_budget_whatever_the_log_size(tmp_path: Path) -> None:
     from bench.generate_log import generate
-    from diagnose.candidates import score_candidates
-    from diagnose.hangs import analyse_hang
-    from diagnose.ingest import resolve_sources
-    from diagnose.kb import load_entries
-    from diagnose.llm_diagnose import build_messages
+    from diagnose.encyclopedia.entries import load_entries
+    from diagnose.engine.candidates import score_candidates
+    from diagnose.engine.hangs import analyse_hang
+    from diagnose.llm.diagnosis import build_messages
+    from diagnose.parse.ingest import resolve_sources
     from diagnose.pipeline import diagnose
     from diagnose.settings import load_settings
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from diagnose.ingest import resolve_sources
+from diagnose.parse.ingest import resolve_sources
 from diagnose.pipeline import Result, diagnose
 from diagnose.settings import load_settings
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from diagnose.index import KBIndex, open_index
-from diagnose.kb import Entry, load_entries
-from diagnose.retrieve import query_text, retrieve, signature_hits
+from diagnose.encyclopedia.entries import Entry, load_entries
+from diagnose.encyclopedia.index import KBIndex, open_index
+from diagnose.encyclopedia.retrieval import query_text, retrieve, signature_hits
 from diagnose.settings import Settings, load_settings
 
 pytest.importorskip("chromadb")

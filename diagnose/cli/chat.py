@@ -48,31 +48,34 @@ def register(app: typer.Typer) -> None:
         paths: Annotated[list[str], typer.Argument(help="The log (file, directory, .gz, or - for stdin).")],
         model: Annotated[str | None, typer.Option("--model", "-m", help="litellm model string.")] = None,
         api_base: Annotated[str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server.")] = None,
-        retrieval: Annotated[bool, typer.Option("--retrieval/--no-retrieval", help="Use the vector index.")] = True,
+        retrieval: Annotated[
+            bool | None, typer.Option("--retrieval/--no-retrieval", help="Use the vector index.", show_default=False)
+        ] = None,
     ) -> None:
         """Diagnose a log, then answer follow-up questions about it (/evidence, /fix, /verify, /quit).
 
         Questions are read from the terminal, or line by line from stdin when it is not a terminal
         (a scripted session); pass the log as a file then.
         """
-        from diagnose.backends import open_backends
-        from diagnose.chat import Answer, ChatSession, ask_stream
+        from diagnose.chat.conversation import ask_stream
+        from diagnose.chat.session import Answer, ChatSession
         from diagnose.errors import InputError
-        from diagnose.ingest import resolve_sources
-        from diagnose.pipeline import diagnose
-        from diagnose.render import print_report
+        from diagnose.parse.ingest import resolve_sources
+        from diagnose.pipeline import chat_responder, diagnose, open_backends
+        from diagnose.render.report import print_report
         from diagnose.settings import load_settings
 
         if "-" in paths and not sys.stdin.isatty():
             questions = _terminal()
             if questions is None:
                 raise InputError("with the log on stdin, questions need a terminal: pass the log as a file instead")
-        settings = load_settings(model=model, api_base=api_base)
-        llm, index = open_backends(settings, retrieval=retrieval)
+        settings = load_settings(model=model, api_base=api_base, retrieval=retrieval)
+        llm, index = open_backends(settings)
         result = diagnose(resolve_sources(paths), settings=settings, llm=llm, index=index)
         out = console()
         print_report(result.diagnosis, out)
         session = ChatSession(diagnosis=result.diagnosis, log=result.log)
+        responder = chat_responder(llm)
         if "-" in paths and not sys.stdin.isatty():
             sys.stdin = questions  # the log came through the pipe; questions come from the terminal
         interactive = sys.stdin.isatty()
@@ -90,7 +93,7 @@ def register(app: typer.Typer) -> None:
                 break
             if not interactive:
                 out.print(f"> {question}", highlight=False, markup=False)
-            for piece in ask_stream(session, COMMANDS.get(question, question), llm=llm):
+            for piece in ask_stream(session, COMMANDS.get(question, question), responder=responder):
                 if isinstance(piece, Answer):
                     _print_citations(piece, out)
                 else:
@@ -99,7 +102,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _print_citations(answer: object, out: object) -> None:
-    from diagnose.chat import Answer
+    from diagnose.chat.session import Answer
 
     assert isinstance(answer, Answer)
     label = "sources" if answer.grounded else "closest material (not a grounded answer)"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import os
 import sys
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
@@ -12,6 +11,7 @@ import click
 import typer
 
 from diagnose.errors import DiagnoseError
+from diagnose.settings import load_settings
 
 INTERNAL_ERROR = 3
 P = ParamSpec("P")
@@ -37,10 +37,18 @@ def handle_errors(func: Callable[P, T]) -> Callable[P, T]:
         except (typer.Exit, typer.Abort, click.exceptions.ClickException):
             raise
         except Exception as exc:  # a bug: one line for the user, the traceback only on request
-            if os.environ.get("DIAGNOSE_DEBUG"):
+            if _debug():
                 raise
             print(f"error: internal error ({type(exc).__name__}: {exc}); rerun with DIAGNOSE_DEBUG=1 and report it",
                   file=sys.stderr)
             raise typer.Exit(INTERNAL_ERROR) from None
 
     return wrapper
+
+
+def _debug() -> bool:
+    """The ``debug`` setting; off when the settings themselves cannot be read."""
+    try:
+        return load_settings().debug
+    except DiagnoseError:
+        return False

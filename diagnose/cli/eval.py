@@ -25,20 +25,22 @@ def register(app: typer.Typer) -> None:
         json_: Annotated[bool, typer.Option("--json", help="Print the figures and per-case results as JSON.")] = False,
         report: Annotated[Path | None, typer.Option("--report", help="Also write a Markdown report here.")] = None,
         baseline: Annotated[Path | None, typer.Option("--baseline", help="A previous --json output to compare with.")] = None,
-        retrieval: Annotated[bool, typer.Option("--retrieval/--no-retrieval", help="Use the vector index.")] = True,
+        retrieval: Annotated[
+            bool | None, typer.Option("--retrieval/--no-retrieval", help="Use the vector index.", show_default=False)
+        ] = None,
         calibrate: Annotated[Path | None, typer.Option("--calibrate", help="Write the confidence table fitted on this run.")] = None,
     ) -> None:
         """Run every labeled case through the full product path (masking included) and score it."""
-        from diagnose.backends import open_backends
-        from diagnose.data import evals_dir
+        from diagnose.bundled import evals_dir
         from diagnose.evaluation.cases import load_cases
         from diagnose.evaluation.run import markdown_report, run_suite
         from diagnose.evaluation.score import compare
+        from diagnose.pipeline import open_backends
         from diagnose.settings import load_settings
 
-        settings = load_settings(model=model, api_base=api_base)
+        settings = load_settings(model=model, api_base=api_base, retrieval=retrieval)
         suite = load_cases(cases or evals_dir() / "cases")
-        llm, index = open_backends(settings, retrieval=retrieval)
+        llm, index = open_backends(settings)
         from rich.progress import Progress
 
         with Progress(console=err_console(), transient=True, disable=not sys.stderr.isatty()) as bar:
@@ -49,7 +51,7 @@ def register(app: typer.Typer) -> None:
         if calibrate:
             from diagnose.evaluation.calibrate import fit
 
-            calibrate.write_text(json.dumps(fit(summary["results"]), indent=2) + "\n", encoding="utf-8")  # type: ignore[arg-type]
+            calibrate.write_text(json.dumps(fit(summary["results"]), indent=2) + "\n", encoding="utf-8")
         if baseline:
             old = json.loads(baseline.read_text(encoding="utf-8"))
             for line in compare(summary, old):

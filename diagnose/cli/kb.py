@@ -9,7 +9,7 @@ import typer
 
 from diagnose.cli.errors import handle_errors
 from diagnose.cli.output import console, err_console
-from diagnose.kb import get_entry, load_entries
+from diagnose.encyclopedia.entries import get_entry, load_entries
 from diagnose.settings import load_settings
 
 app = typer.Typer(no_args_is_help=True, help="Browse and search the failure encyclopedia.")
@@ -54,8 +54,8 @@ def search(
     json_: JsonOption = False,
 ) -> None:
     """Find the entries that explain TEXT: signature matches first, then vector similarity."""
-    from diagnose.index import open_index
-    from diagnose.retrieve import excerpt, retrieve, signature_hits
+    from diagnose.encyclopedia.index import open_index
+    from diagnose.encyclopedia.retrieval import excerpt, retrieve, signature_hits
 
     settings = load_settings()
     index = open_index(settings)
@@ -78,7 +78,7 @@ def search(
 @handle_errors
 def build_index(json_: JsonOption = False) -> None:
     """Rebuild the vector index of the encyclopedia (embedded, or the Chroma server of DIAGNOSE_CHROMA_URL)."""
-    from diagnose.index import open_index
+    from diagnose.encyclopedia.index import open_index
 
     stats = open_index(load_settings()).build()
     if json_:

@@ -31,7 +31,7 @@ def check(
         out.print("Examples: openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, ollama_chat/llama3.1, "
                   "openai/<name> with --api-base http://127.0.0.1:8080/v1 (llama.cpp, vLLM)")
         return
-    from diagnose.llm import LiteLLMClient, missing_keys
+    from diagnose.llm.client import LiteLLMClient, missing_keys
 
     out.print(f"model: {settings.model}")
     out.print(f"api base: {settings.api_base or '(provider default)'}")

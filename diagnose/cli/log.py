@@ -11,7 +11,7 @@ import typer
 
 from diagnose.cli.errors import handle_errors
 from diagnose.cli.output import console, err_console, write_stdout
-from diagnose.ingest import Source, read_chunks, resolve_sources
+from diagnose.parse.ingest import Source, read_chunks, resolve_sources
 
 PathsArgument = Annotated[
     list[str], typer.Argument(help="Log files, directories of per-rank logs, .gz files, or - for stdin.", show_default=False)
@@ -47,7 +47,9 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option("--model", "-m", help="litellm model string (default: $DIAGNOSE_MODEL, else rules only).")
         ] = None,
         api_base: Annotated[str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server.")] = None,
-        retrieval: Annotated[bool, typer.Option("--retrieval/--no-retrieval", help="Use the encyclopedia's vector index.")] = True,
+        retrieval: Annotated[
+            bool | None, typer.Option("--retrieval/--no-retrieval", help="Use the encyclopedia's vector index.", show_default=False)
+        ] = None,
     ) -> None:
         """Diagnose why a training run died. Exit 0: diagnosed; 1: no known failure; 2: bad input.
 
@@ -58,20 +60,19 @@ def register(app: typer.Typer) -> None:
           kubectl logs job/train | diagnose log -
           diagnose log train.log.gz --json
         """
-        from diagnose.backends import open_backends
-        from diagnose.pipeline import diagnose
+        from diagnose.pipeline import diagnose, open_backends
         from diagnose.settings import load_settings
 
-        settings = load_settings(model=model, api_base=api_base)
+        settings = load_settings(model=model, api_base=api_base, retrieval=retrieval)
         sources = resolve_sources(paths)
-        llm, index = open_backends(settings, retrieval=retrieval)
+        llm, index = open_backends(settings)
         with _progress(sources) as progress:
             result = diagnose(sources, settings=settings, llm=llm, index=index, progress=progress)  # type: ignore[arg-type]
         diagnosis = result.diagnosis
         if json_:
             write_stdout(diagnosis.model_dump_json(indent=2) + "\n")
         else:
-            from diagnose.render import print_report
+            from diagnose.render.report import print_report
 
             print_report(diagnosis, console())
         raise typer.Exit(1 if diagnosis.is_unknown else 0)

@@ -10,7 +10,7 @@ import typer
 from diagnose.cli.errors import handle_errors
 from diagnose.cli.output import err_console
 from diagnose.errors import ConfigError
-from diagnose.web.config import WebConfig
+from diagnose.settings import Settings
 
 APP_FACTORY = "diagnose.web:app_from_env"
 
@@ -25,17 +25,17 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_serve(host: str, workers: int, config: WebConfig) -> list[str]:
+def check_serve(host: str, workers: int, settings: Settings) -> list[str]:
     """Refuse unsafe or broken setups (ConfigError); return the notes to print at start."""
-    if not is_loopback(host) and not config.api_token:
+    if not is_loopback(host) and not settings.api_token:
         raise ConfigError(f"binding to {host} exposes the API beyond this machine: set DIAGNOSE_API_TOKEN "
                           "(requests then carry 'Authorization: Bearer <token>'), or bind to 127.0.0.1")
-    if workers > 1 and not config.redis_url:
+    if workers > 1 and not settings.redis_url:
         raise ConfigError(f"--workers {workers} needs a shared session store: each worker's in-memory sessions are "
                           "its own; set DIAGNOSE_REDIS_URL=redis://host:6379/0, or use one worker")
-    store = "redis (shared)" if config.redis_url else "in memory (this process only)"
-    notes = [f"sessions: {store}, expire {config.session_ttl_s} s after last use; masked text only"]
-    if config.api_token:
+    store = "redis (shared)" if settings.redis_url else "in memory (this process only)"
+    notes = [f"sessions: {store}, expire {settings.session_ttl} s after last use; masked text only"]
+    if settings.api_token:
         notes.append("API token required: every /api request must carry 'Authorization: Bearer $DIAGNOSE_API_TOKEN'")
     return notes
 
@@ -66,14 +66,12 @@ def register(app: typer.Typer) -> None:
         import uvicorn
 
         from diagnose.settings import load_settings
-        from diagnose.web.config import web_config
         from diagnose.web.sessions import open_store
 
         settings = load_settings()
-        config = web_config()
-        notes = check_serve(host, workers, config)
-        if config.redis_url:
-            open_store(config.redis_url, ttl_s=config.session_ttl_s, max_sessions=config.max_sessions)
+        notes = check_serve(host, workers, settings)
+        if settings.redis_url:
+            open_store(settings.redis(), ttl_s=settings.session_ttl, max_sessions=settings.max_sessions)
         notes.append(f"model: {settings.model or 'none (rules only; nothing leaves this machine)'}")
         shown = f"[{host}]" if ":" in host else host
         notes.append(f"open http://{shown}:{port}/  (API docs at /docs)")

@@ -5,19 +5,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from diagnose.errors import DiagnoseError
 from diagnose.evaluation.cases import Case
 from diagnose.evaluation.score import CaseResult, leaks, score_case, summarize
-from diagnose.ingest import resolve_sources
+from diagnose.parse.ingest import resolve_sources
 from diagnose.pipeline import diagnose
 from diagnose.schema import Diagnosis, Redactions, RootCause
 from diagnose.settings import Settings
 
 if TYPE_CHECKING:
-    from diagnose.index import KBIndex
-    from diagnose.llm import LLMClient
+    from diagnose.encyclopedia.index import KBIndex
+    from diagnose.llm.client import LLMClient
 
 
 @dataclass
@@ -64,7 +64,7 @@ def run_case(case: Case, settings: Settings, llm: LLMClient | None, index: KBInd
 
 
 def run_suite(cases: list[Case], settings: Settings, *, llm: LLMClient | None = None, index: KBIndex | None = None,
-              progress: Callable[[], None] | None = None) -> dict[str, object]:
+              progress: Callable[[], None] | None = None) -> dict[str, Any]:
     """Every case, then the summary (the ``diagnose eval --json`` contract)."""
     results = []
     for case in cases:
@@ -74,17 +74,17 @@ def run_suite(cases: list[Case], settings: Settings, *, llm: LLMClient | None = 
     return summarize(results, llm.model if llm else "rules")
 
 
-def markdown_report(summary: dict[str, object]) -> str:
+def markdown_report(summary: dict[str, Any]) -> str:
     """A Markdown report: headline figures, per-class accuracy, confusions."""
     lines = [f"# diagnose eval ({summary['backend']})", "", "| metric | value |", "|---|---|"]
     for key in ("cases", "top1", "top3", "rank_accuracy", "evidence_recall", "unknown_precision", "unknown_recall",
                 "secrets_leaked", "latency_p50", "latency_p95"):
         lines.append(f"| {key} | {summary[key]} |")
     lines += ["", "| class | cases | accuracy |", "|---|---|---|"]
-    for cls, row in summary["per_class"].items():  # type: ignore[union-attr]
+    for cls, row in summary["per_class"].items():
         lines.append(f"| {cls} | {row['cases']} | {row['accuracy']} |")
     confusion = summary["confusion"]
     if confusion:
         lines += ["", "Confusions (expected -> got):", ""]
-        lines += [f"- {c['expected']} -> {c['got']}: {c['count']}" for c in confusion]  # type: ignore[union-attr]
+        lines += [f"- {c['expected']} -> {c['got']}: {c['count']}" for c in confusion]
     return "\n".join(lines) + "\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from pathlib import PurePath
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -80,7 +81,7 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def summarize(results: list[CaseResult], backend: str) -> dict[str, object]:
+def summarize(results: list[CaseResult], backend: str) -> dict[str, Any]:
     """The suite's figures, with per-case results (the --json contract of ``diagnose eval``)."""
     n = len(results)
     ranked = [r for r in results if r.rank_correct is not None]
@@ -113,11 +114,11 @@ def summarize(results: list[CaseResult], backend: str) -> dict[str, object]:
     }
 
 
-def compare(current: dict[str, object], baseline: dict[str, object]) -> list[str]:
+def compare(current: dict[str, Any], baseline: dict[str, Any]) -> list[str]:
     """Case-by-case changes against a baseline run: what got better and what got worse."""
-    before = {r["id"]: r for r in baseline.get("results", [])}  # type: ignore[union-attr]
+    before = {r["id"]: r for r in baseline.get("results", [])}
     lines: list[str] = []
-    for row in current.get("results", []):  # type: ignore[union-attr]
+    for row in current.get("results", []):
         old = before.get(row["id"])
         if old is None:
             lines.append(f"new    {row['id']}: {row['got']} (expected {row['expected']})")

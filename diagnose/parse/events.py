@@ -3,7 +3,7 @@
 A Python traceback is one event; NCCL watchdog and flight-recorder lines carry
 fields (SeqNum, OpType, last enqueued/completed work); the torchelastic
 ChildFailedError block names ranks, hosts and exit codes. Which failure a line
-means is the encyclopedia's business (rules.py), not this module's.
+means is the encyclopedia's business (``diagnose.engine.signatures``), not this module's.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from diagnose.parse.lines import body_of
+from diagnose.parse.prefixes import body_of
 from diagnose.schema import Event, LogLine
 
 STRUCTURAL: dict[str, str] = {
@@ -51,6 +51,7 @@ _BLOCK_RANK_VALUE = re.compile(r"(\d+)(?: \(local_rank: (\d+)\))?")
 
 TRACEBACK_SPAN = 300
 BLOCK_SPAN = 60
+MESSAGE_CHARS = 500
 
 
 def line_event(kind: str, line: LogLine) -> Event:
@@ -78,7 +79,7 @@ def line_event(kind: str, line: LogLine) -> Event:
         fields = {k: v for k, v in (("exitcode", exitcode and exitcode.group(1)), ("signal", signal and signal.group(1)),
                                     ("local_rank", local and local.group(1)), ("pid", local and local.group(2))) if v}
     return Event(kind=kind, role="noise", lines=[line], rank=line.rank, host=line.host, timestamp=line.timestamp,
-                 message=body.strip()[:500], fields=fields)
+                 message=body.strip()[:MESSAGE_CHARS], fields=fields)
 
 
 def traceback_event(lines: list[LogLine]) -> Event:
@@ -91,7 +92,7 @@ def traceback_event(lines: list[LogLine]) -> Event:
         kind="traceback", role="noise", lines=lines, rank=last.rank if last.rank is not None else lines[0].rank,
         host=last.host or lines[0].host, timestamp=lines[0].timestamp or last.timestamp,
         exception_type=exception.group("type") if exception else None,
-        message=(exception.group("msg") or "").strip()[:500] if exception else body_of(last.text).strip()[:500],
+        message=(exception.group("msg") or "").strip()[:MESSAGE_CHARS] if exception else body_of(last.text).strip()[:MESSAGE_CHARS],
         fields=fields,
     )
 

@@ -11,7 +11,6 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
-from diagnose.ingest import Chunk, Source, cut_long_lines, read_chunks
 from diagnose.parse.events import (
     BLOCK_SPAN,
     STRUCTURAL,
@@ -20,13 +19,14 @@ from diagnose.parse.events import (
     line_event,
     traceback_event,
 )
+from diagnose.parse.ingest import Chunk, Source, cut_long_lines, read_chunks
 from diagnose.parse.lines import make_line
-from diagnose.parse.model import FindingGroup, ParsedLog
+from diagnose.parse.parsed_log import FindingGroup, ParsedLog
+from diagnose.parse.prefixes import RANK_CENSUS, SRUN_RANK
 from diagnose.parse.roles import assign_roles
+from diagnose.parse.scanner import Scanner
 from diagnose.parse.sources import hints, masked_name
 from diagnose.parse.timestamps import ISO_DATE, parse_timestamp
-from diagnose.rules import SignatureRules
-from diagnose.scan import Scanner
 from diagnose.schema import Event, Finding, LogLine, Redactions
 from diagnose.settings import user_dir
 
@@ -35,20 +35,28 @@ KEEP_PER_KEY = 3
 MAX_EVENTS_PER_KEY = 4
 WINDOW = 3
 LOOKBACK = 200
-# Rank prefixes, each led by a literal so re's fast literal search skips the lines without one.
-_RANK_PREFIXES = [(marker, re.compile(pattern)) for marker, pattern in (
-    ("[rank", r"\[rank(\d+)\]:"), ("[default", r"\[default(\d+)\]:"), ("[rank: ", r"\[rank: (\d+)\]"), ("]<std", r",(\d+)\]<std"),
-)]
 _LAUNCH_FACTS = [("node_rank", re.compile(r"\bnode[_-]rank[= ](\d+)")), ("nproc", re.compile(r"\bnproc[_-]per[_-]node[= ](\d+)")),
                  ("global_ranks", re.compile(r"\bglobal_ranks=\[([\d, ]+)\]")),
                  ("nnodes", re.compile(r"\bnnodes[= ](\d+)")), ("world_size", re.compile(r"\b(?:WORLD_SIZE|world_size)[=:] ?(\d+)"))]
-_SRUN_RANK = re.compile(r"^\s{0,4}(\d{1,5}): ", re.M)
+
+
+class SignatureMatcher(Protocol):
+    """What the reader needs from the encyclopedia's signatures (``diagnose.engine.signatures.SignatureRules``)."""
+
+    patterns: list[str]
+
+    def finding(self, index: int, line: LogLine, order: int) -> Finding | None:
+        """The finding of pattern ``index`` on a line the scanner matched, or None when it does not apply."""
+        ...
 
 
 class _Redactor(Protocol):
     """The subset of ``redaction.Redactor`` the reader uses."""
 
-    counts: dict[str, int]
+    @property
+    def counts(self) -> dict[str, int]:
+        """Masks applied so far, by type."""
+        ...
 
     def redact_text(self, text: str) -> str: ...
     def redact_line(self, line: str) -> str: ...
@@ -58,7 +66,7 @@ class _Redactor(Protocol):
 class LogReader:
     """Accumulates one log (one or more sources) into a ParsedLog."""
 
-    def __init__(self, rules: SignatureRules, redactor: _Redactor,
+    def __init__(self, rules: SignatureMatcher, redactor: _Redactor,
                  progress: Callable[[int], None] | None = None) -> None:
         self.rules = rules
         self.redactor = redactor
@@ -148,11 +156,11 @@ class LogReader:
 
     def _collect_ranks(self, text: str) -> None:
         """Every rank a launcher prefix names in the chunk (one C-speed pass per prefix style present)."""
-        for marker, pattern in _RANK_PREFIXES:
+        for marker, pattern in RANK_CENSUS:
             if marker in text:
                 self._ranks.update(map(int, set(pattern.findall(text))))
-        if _SRUN_RANK.match(text) or "\n0: " in text:
-            self._ranks.update(map(int, set(_SRUN_RANK.findall(text))))
+        if SRUN_RANK.match(text) or "\n0: " in text:
+            self._ranks.update(map(int, set(SRUN_RANK.findall(text))))
 
     def _recent_timestamp(self, lines: list[str], i: int, rank: int | None, rank_hint: int | None) -> float | None:
         """The timestamp of the closest earlier line of the same rank (tracebacks print none)."""
@@ -261,7 +269,8 @@ class LogReader:
         for group_key, group in self._groups.items():
             group.ranks = sorted(self._group_ranks[group_key])
             log.groups.append(group)
-        for item in [*log.findings, *log.events]:
+        placed: list[Finding | Event] = [*log.findings, *log.events]
+        for item in placed:
             if item.rank is not None and item.host and item.rank not in log.hosts:
                 log.hosts[item.rank] = item.host
         for record in log.failure_records:

@@ -6,7 +6,7 @@ cascade beats teardown beats noise); an event no entry recognises takes its kind
 
 from __future__ import annotations
 
-from diagnose.parse.model import ParsedLog
+from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import ROLE_ORDER, Role
 
 DEFAULT_ROLE: dict[str, Role] = {

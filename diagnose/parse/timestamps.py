@@ -39,7 +39,8 @@ def parse_timestamp(text: str, *, year: int | None = None) -> float | None:
         return _epoch(year or 2000, mo, d, h, mi, s, match.group(6))
     match = _SYSLOG.match(head)
     if match:
-        return _epoch(year or 2000, _MONTHS[match.group(1)], *(int(g) for g in match.groups()[1:]), None)
+        day, hour, minute, second = (int(g) for g in match.groups()[1:])
+        return _epoch(year or 2000, _MONTHS[match.group(1)], day, hour, minute, second, None)
     match = _EPOCH.match(head)
     if match:
         return float(match.group(1)) + (float(f"0.{match.group(2)}") if match.group(2) else 0.0)

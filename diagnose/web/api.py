@@ -10,9 +10,10 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
-from diagnose.chat import Answer, Message, ask
-from diagnose.kb import get_entry, load_entries
-from diagnose.pipeline import diagnose
+from diagnose.chat.conversation import ask
+from diagnose.chat.session import Answer, Message
+from diagnose.encyclopedia.entries import get_entry, load_entries
+from diagnose.pipeline import chat_responder, diagnose
 from diagnose.schema import Diagnosis, Redactions
 from diagnose.web import sse
 from diagnose.web.auth import require_token
@@ -106,7 +107,7 @@ def _session(state: AppState, session_id: str) -> WebSession:
 def info(state: State) -> Info:
     """The default model, the session store and the limits."""
     return Info(model=state.settings.model, retrieval=state.index is not None, store=state.store.kind,
-                max_upload_mb=state.settings.max_upload_mb, session_ttl_s=state.config.session_ttl_s)
+                max_upload_mb=state.settings.max_upload_mb, session_ttl_s=state.settings.session_ttl)
 
 
 @router.post("/redactions", response_model=Redactions, openapi_extra=LOG_BODY, responses=_errors(400, 413, 415))
@@ -158,11 +159,11 @@ def post_message(session_id: str, question: Question, request: Request, state: S
     """Ask a follow-up. With ``Accept: text/event-stream`` the answer streams as server-sent events."""
     session = _session(state, session_id)
     masked = mask_question(question.content)
-    llm = state.llm_for(session.model)
+    responder = chat_responder(state.llm_for(session.model))
     if sse.wants_events(request.headers.get("accept", "")):
-        return StreamingResponse(sse.answer_events(session, masked, llm, state.store.put),
+        return StreamingResponse(sse.answer_events(session, masked, responder, state.store.put),
                                  media_type="text/event-stream", headers=sse.HEADERS)
-    answer = ask(session, masked, llm=llm)
+    answer = ask(session, masked, responder=responder)
     state.store.put(session)
     return answer
 

@@ -12,7 +12,7 @@ from diagnose.web.state import app_state
 
 def require_token(request: Request) -> None:
     """Reject a request without ``Authorization: Bearer <token>`` when a token is configured."""
-    token = app_state(request).config.api_token
+    token = app_state(request).settings.token()
     if token is None:
         return
     scheme, _, given = request.headers.get("authorization", "").partition(" ")

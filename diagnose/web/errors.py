@@ -89,5 +89,5 @@ class _LastResort:
 def install_error_handling(app: FastAPI) -> None:
     """Register the one handler for every error type the API raises, and the last-resort guard."""
     for kind in (DiagnoseError, HTTPException, RequestValidationError):
-        app.add_exception_handler(kind, handle_error)  # type: ignore[arg-type]
+        app.add_exception_handler(kind, handle_error)
     app.add_middleware(_LastResort)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from diagnose.ingest import Source, read_chunks
+from diagnose.parse.ingest import Source, read_chunks
 from diagnose.schema import Redactions
 
 

@@ -9,8 +9,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from diagnose.encyclopedia.entries import SECTIONS, get_entry, load_entries
 from diagnose.errors import KBError
-from diagnose.kb import SECTIONS, get_entry, load_entries
 from diagnose.web.markdown import render_markdown, slug
 from diagnose.web.state import app_state
 

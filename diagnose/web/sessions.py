@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from diagnose.chat import ChatSession
+from diagnose.chat.session import ChatSession
 from diagnose.errors import ConfigError
 
 

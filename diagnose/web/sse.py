@@ -6,7 +6,8 @@ import json
 import logging
 from collections.abc import Callable, Iterator
 
-from diagnose.chat import Answer, ask_stream
+from diagnose.chat.conversation import ask_stream
+from diagnose.chat.session import Answer, Responder
 from diagnose.errors import DiagnoseError
 from diagnose.web.errors import error_body
 from diagnose.web.sessions import WebSession
@@ -25,11 +26,11 @@ def wants_events(accept: str) -> bool:
     return "text/event-stream" in accept.lower()
 
 
-def answer_events(session: WebSession, question: str, llm: object, save: Callable[[WebSession], None]) -> Iterator[str]:
+def answer_events(session: WebSession, question: str, responder: Responder, save: Callable[[WebSession], None]) -> Iterator[str]:
     """Stream the answer to ``question``; the session is saved with the new turn before the ``answer`` event."""
     try:
         final: Answer | None = None
-        for piece in ask_stream(session, question, llm=llm):  # type: ignore[arg-type]
+        for piece in ask_stream(session, question, responder=responder):
             if isinstance(piece, Answer):
                 final = piece
             else:

@@ -8,15 +8,14 @@ from typing import TYPE_CHECKING
 
 from fastapi import Request
 
-from diagnose.backends import open_llm
 from diagnose.errors import ConfigError
+from diagnose.pipeline import open_llm
 from diagnose.settings import Settings
-from diagnose.web.config import WebConfig
 from diagnose.web.sessions import SessionStore
 
 if TYPE_CHECKING:
-    from diagnose.index import KBIndex
-    from diagnose.llm import LLMClient
+    from diagnose.encyclopedia.index import KBIndex
+    from diagnose.llm.client import LLMClient
 
 MAX_CACHED_MODELS = 8
 
@@ -32,7 +31,6 @@ class AppState:
     """Shared by all requests of one app (one process)."""
 
     settings: Settings
-    config: WebConfig
     store: SessionStore
     llm: LLMClient | None = None
     index: KBIndex | None = None
@@ -48,7 +46,7 @@ class AppState:
         """The client for a model a request named, or the server's default (None: rules only)."""
         if model is None or model == self.settings.model:
             return self.llm
-        if model not in self.config.allowed_models:
+        if model not in self.settings.allowed_models:
             raise ModelNotAllowed(f"model {model!r} is not allowed on this server; set DIAGNOSE_ALLOWED_MODELS to allow it")
         with self._lock:
             client = self._llms.get(model)

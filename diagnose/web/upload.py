@@ -15,7 +15,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.requests import Request
 
 from diagnose.errors import InputError
-from diagnose.ingest import Source
+from diagnose.parse.ingest import Source
 
 UPLOAD_NAME = "upload.log"
 _FORM_OVERHEAD = 64 * 1024

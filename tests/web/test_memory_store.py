@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from diagnose.parse.model import ParsedLog
+from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Diagnosis, RootCause
 from diagnose.web.sessions import MemorySessionStore, WebSession
 

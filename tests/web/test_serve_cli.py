@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from diagnose.cli import serve
 from diagnose.errors import ConfigError
-from diagnose.web.config import WebConfig, web_config
+from diagnose.settings import Settings, load_settings
 
 
 @pytest.fixture
@@ -51,19 +51,19 @@ def test_unreachable_redis_is_refused_before_start(cli: typer.Typer, monkeypatch
 
 
 def test_notes_at_start_say_what_is_required() -> None:
-    notes = serve.check_serve("0.0.0.0", 2, WebConfig(api_token="t", redis_url="redis://127.0.0.1:6379/0"))
+    notes = serve.check_serve("0.0.0.0", 2, Settings(api_token="t", redis_url="redis://127.0.0.1:6379/0"))
     assert any("Authorization: Bearer" in note for note in notes)
     assert any("redis (shared)" in note for note in notes)
-    assert "in memory (this process only)" in serve.check_serve("127.0.0.1", 1, WebConfig())[0]
+    assert "in memory (this process only)" in serve.check_serve("127.0.0.1", 1, Settings())[0]
 
 
-def test_web_config_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_web_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DIAGNOSE_API_TOKEN", "zq9-secret-value")
     monkeypatch.setenv("DIAGNOSE_RETRIEVAL", "0")
     monkeypatch.setenv("DIAGNOSE_SESSION_TTL", "90")
-    config = web_config()
-    assert (config.api_token, config.retrieval, config.session_ttl_s) == ("zq9-secret-value", False, 90)
+    config = load_settings()
+    assert (config.token(), config.retrieval, config.session_ttl) == ("zq9-secret-value", False, 90)
     assert "zq9-secret-value" not in repr(config)
     monkeypatch.setenv("DIAGNOSE_SESSION_TTL", "-5")
     with pytest.raises(ConfigError, match="DIAGNOSE_SESSION_TTL"):
-        web_config()
+        load_settings()

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from diagnose.parse.model import ParsedLog
+from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Diagnosis, RootCause
 from diagnose.web.sessions import RedisSessionStore, StoreUnavailable, WebSession
 

@@ -10,9 +10,10 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from diagnose.kb import Entry
-from diagnose.parse.model import ParsedLog
+from diagnose.encyclopedia.entries import Entry
+from diagnose.parse.parsed_log import ParsedLog
 
+EXPLANATION_CHARS = 2000
 _REF = re.compile(r"^(?P<file>.+):(?P<line>\d+)$")
 
 
@@ -86,5 +87,5 @@ def ground(reply: str, log: ParsedLog, candidate_ids: list[str], entries: dict[s
     entry = entries.get(root)
     known = {c.strip() for c in (entry.fix + entry.verify if entry else [])}
     suggested = [c for c in _commands(data.get("fix")) + _commands(data.get("verify")) if c not in known]
-    explanation = str(data.get("explanation", "")).strip()[:2000]
+    explanation = str(data.get("explanation", "")).strip()[:EXPLANATION_CHARS]
     return ModelAnswer(root, rank, evidence, explanation, suggested, dropped)

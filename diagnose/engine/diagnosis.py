@@ -6,11 +6,11 @@ ranks, hosts, evidence and collateral come from the log.
 
 from __future__ import annotations
 
-from diagnose.attribution import attribute_rank
-from diagnose.candidates import Scored, chronological
-from diagnose.hangs import HangVerdict
-from diagnose.kb import Entry
-from diagnose.parse.model import ParsedLog
+from diagnose.encyclopedia.entries import Entry
+from diagnose.engine.attribution import attribute_rank
+from diagnose.engine.candidates import Scored, chronological
+from diagnose.engine.hangs import HangVerdict
+from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import (
     Candidate,
     Collateral,
@@ -75,10 +75,12 @@ def build_diagnosis(log: ParsedLog, ranked: list[Scored], entries: dict[str, Ent
     rank = attribute_rank(log, findings[0]) if findings else None
     host = findings[0].host if findings else None
     notes: list[str] = []
+    hang_reasoning: str | None = None
     if hang is not None and (not findings or all(f.role == "cascade" for f in findings)):
         rank = hang.rank
         host = log.hosts.get(rank) if rank is not None else None
         lines = [line for event in hang.evidence for line in event.lines] + lines
+        hang_reasoning = hang.reason
         notes.append(f"hang reasoning: {hang.reason}")
     if findings:
         traceback = _traceback_for(log, findings[0].evidence)
@@ -99,6 +101,7 @@ def build_diagnosis(log: ParsedLog, ranked: list[Scored], entries: dict[str, Ent
         redactions=log.redactions,
         next_run=entry.next_run,
         notes=notes + log.notes,
+        hang_reasoning=hang_reasoning,
     )
 
 

@@ -7,15 +7,15 @@ malformed or ungrounded answer) leaves the rules' diagnosis standing, with a not
 
 from __future__ import annotations
 
-from diagnose import llm_cache
-from diagnose.assemble import build_diagnosis
-from diagnose.candidates import Scored
+from diagnose.encyclopedia.entries import Entry
+from diagnose.engine.candidates import Scored
+from diagnose.engine.diagnosis import build_diagnosis
 from diagnose.errors import LLMError
-from diagnose.grounding import ModelAnswer, Rejected, ground
-from diagnose.kb import Entry
-from diagnose.llm import LLMClient
-from diagnose.parse.model import ParsedLog
-from diagnose.prompting import prompt_version, render, to_messages, window_lines
+from diagnose.llm import cache as llm_cache
+from diagnose.llm.client import LLMClient
+from diagnose.llm.grounding import ModelAnswer, Rejected, ground
+from diagnose.llm.prompting import prompt_version, render, to_messages, window_lines
+from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Candidate, Diagnosis, Evidence, LogLine
 from diagnose.settings import Settings
 

@@ -2,24 +2,17 @@
 
 The patterns live in kb/entries/*.md; this module only indexes them and builds
 ``Finding``s. A literal registry: ``SignatureRules(entries).rules`` lists every
-(entry, signature) pair it applies.
+(entry, signature) pair it applies. It is the reader's ``SignatureMatcher``: the reader scans
+for ``patterns`` and asks ``finding`` about each line that matched.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from diagnose.kb import Entry, Signature
+from diagnose.encyclopedia.entries import Entry, Signature
+from diagnose.parse.prefixes import interleaved_rank
 from diagnose.schema import Finding, LogLine
-
-_PREFIX_IN_LINE = re.compile(r"\[(?:rank|default)(\d+)\]:")
-
-
-def interleaved_rank(text: str, position: int) -> int | None:
-    """When unbuffered output of two ranks shares one line, the rank whose prefix comes last before ``position``."""
-    prefixes = [(m.start(), int(m.group(1))) for m in _PREFIX_IN_LINE.finditer(text, 0, position)]
-    return prefixes[-1][1] if len(prefixes) > 1 or (prefixes and prefixes[0][0] > 0) else None
 
 
 @dataclass(frozen=True)

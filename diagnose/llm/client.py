@@ -23,7 +23,10 @@ _LOCAL_PROVIDERS = ("ollama", "ollama_chat", "hosted_vllm", "llamafile", "lm_stu
 class LLMClient(Protocol):
     """What the engine needs from a model: one completion, or a stream of text pieces."""
 
-    model: str
+    @property
+    def model(self) -> str:
+        """The litellm model string."""
+        ...
 
     def complete(self, messages: list[Message], *, json_mode: bool = False) -> str:
         """The model's whole answer."""
@@ -34,8 +37,10 @@ class LLMClient(Protocol):
         ...
 
 
-def _litellm() -> Any:
+def import_litellm() -> Any:
+    """litellm, with its bundled model cost map and offline mode (unless the user chose otherwise), quiet."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
     import litellm
 
     litellm.telemetry = False
@@ -47,7 +52,7 @@ def missing_keys(settings: Settings) -> list[str]:
     """Environment variables the configured model needs and that are not set."""
     if not settings.model or settings.api_base or settings.model.split("/", 1)[0] in _LOCAL_PROVIDERS:
         return []
-    report = _litellm().validate_environment(model=settings.model)
+    report = import_litellm().validate_environment(model=settings.model)
     return list(report.get("missing_keys", []))
 
 
@@ -59,7 +64,7 @@ class LiteLLMClient:
             raise MissingKeyError("no model configured")
         self.model = settings.model
         self.settings = settings
-        self._litellm = _litellm()
+        self._litellm = import_litellm()
 
     def _kwargs(self) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"model": self.model, "timeout": self.settings.llm_timeout, "num_retries": 0}

@@ -8,7 +8,7 @@ no model file, downloads nothing and gives the same vector in every process.
 
 Both follow chromadb's ``EmbeddingFunction`` protocol (``__call__(input)``,
 ``name``, ``get_config``, ``build_from_config`` ...) without importing chromadb,
-so this module stays importable on the rules-only path; ``diagnose.index``
+so this module stays importable on the rules-only path; ``diagnose.encyclopedia.index``
 registers them with chromadb so that reopening a collection never falls back
 to chromadb's downloading default.
 """
@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 import re
 import zlib
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
+
+from diagnose.parse.prefixes import RANK_WORDS
 
 _MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
     # pseudonyms from the redactor: <HOST_3> -> <HOST>
@@ -30,7 +31,7 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
     # glog header: E1218 20:27:21.426415540 [12345 ]
     (re.compile(r"\b[EWIF]\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?(?: \d+)?"), "<LOG>"),
     # launcher prefixes: [rank3]: [default0]:
-    (re.compile(r"\b(rank|default)\d+\b"), r"\1<N>"),
+    (re.compile(rf"\b({'|'.join(RANK_WORDS)})\d+\b"), r"\1<N>"),
     (re.compile(r"\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b"), "<UUID>"),
     (re.compile(r"\b0[xX][0-9a-fA-F]+\b"), "<ADDR>"),
     (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{8,}\b"), "<HEX>"),
@@ -88,9 +89,13 @@ def features(text: str) -> dict[str, float]:
 class _ChromaProtocol:
     """The parts of chromadb's EmbeddingFunction protocol that are the same for both embedders."""
 
+    def __call__(self, input: Sequence[str]) -> list[Any]:
+        """One vector per text (each embedder defines it)."""
+        raise NotImplementedError
+
     def embed_query(self, input: Sequence[str]) -> list[Any]:
         """Queries and documents are embedded alike."""
-        return self(input)  # type: ignore[operator]
+        return self(input)
 
     def is_legacy(self) -> bool:
         """Not a legacy embedder: chromadb stores ``name()`` and ``get_config()`` in the collection."""
@@ -161,8 +166,9 @@ class LiteLLMEmbedding(_ChromaProtocol):
         import numpy as np
 
         from diagnose.errors import LLMUnavailable
+        from diagnose.llm.client import import_litellm
 
-        litellm = _litellm()
+        litellm = import_litellm()
         try:
             response = litellm.embedding(model=self.model, input=list(input), api_base=self.api_base)
         except Exception as exc:  # litellm raises many provider-specific types
@@ -182,15 +188,6 @@ class LiteLLMEmbedding(_ChromaProtocol):
     def build_from_config(config: dict[str, Any]) -> LiteLLMEmbedding:
         """Rebuild from ``get_config()``."""
         return LiteLLMEmbedding(model=str(config["model"]), api_base=config.get("api_base"))
-
-
-def _litellm() -> Any:
-    """Import litellm with its bundled model cost map and offline mode, unless the user chose otherwise."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
-    import litellm
-
-    return litellm
 
 
 def embedder_for(embedding_model: str | None, api_base: str | None = None) -> HashEmbedding | LiteLLMEmbedding:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from diagnose.encyclopedia.entries import SECTIONS, Entry, parse_entry
 from diagnose.errors import KBError
-from diagnose.kb import SECTIONS, Entry, parse_entry
 
 _ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 

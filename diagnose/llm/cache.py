@@ -23,9 +23,10 @@ def load(key: str) -> str | None:
     """The cached reply, if any."""
     path = _path(key)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))["reply"]
-    except (OSError, ValueError, KeyError):
+        reply = json.loads(path.read_text(encoding="utf-8"))["reply"]
+    except (OSError, ValueError, KeyError, TypeError):
         return None
+    return reply if isinstance(reply, str) else None
 
 
 def store(key: str, reply: str) -> None:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from diagnose.hangs import HangVerdict
-from diagnose.kb import Entry
-from diagnose.parse.model import ParsedLog
+from diagnose.encyclopedia.entries import Entry
+from diagnose.engine.hangs import HangVerdict
+from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding
 
 EARLIEST_BONUS = 0.2
@@ -20,6 +20,12 @@ RETRIEVAL_WEIGHT = 0.1
 MIN_SCORE = 0.35
 CLOCK_TOLERANCE = 2.0
 MISMATCH_SCORE = 0.95
+CASCADE_DISCOUNT = 0.7
+"""A candidate known only from consequences (timeouts) weighs this share of an initiating one."""
+STRONG_FIRST_RATIO = 0.75
+"""The earliest-failure bonus goes to the first finding at least this share as specific as the most specific one."""
+HANG_SCORE = 0.6
+HANG_SCORE_NO_RANK = 0.5
 
 
 @dataclass
@@ -61,9 +67,9 @@ def score_candidates(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdic
         for finding in ordered:
             item = scored.setdefault(finding.entry_id, Scored(finding.entry_id, 0.0))
             item.findings.append(finding)
-            item.score = max(item.score, finding.weight * (1.0 if initiating else 0.7))
+            item.score = max(item.score, finding.weight * (1.0 if initiating else CASCADE_DISCOUNT))
         # a weak early line must not beat a strong, specific one a moment later
-        strong_first = next((f for f in ordered if f.weight >= 0.75 * max(x.weight for x in ordered)), first)
+        strong_first = next((f for f in ordered if f.weight >= STRONG_FIRST_RATIO * max(x.weight for x in ordered)), first)
         scored[strong_first.entry_id].score += EARLIEST_BONUS
         scored[strong_first.entry_id].earliest = True
     if hang is not None and not initiating:
@@ -72,7 +78,7 @@ def score_candidates(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdic
             item.score = max(item.score, MISMATCH_SCORE)
         elif "nccl-timeout-hang" in entries:
             item = scored.setdefault("nccl-timeout-hang", Scored("nccl-timeout-hang", 0.0))
-            item.score = max(item.score, 0.6 if hang.rank is not None else 0.5)
+            item.score = max(item.score, HANG_SCORE if hang.rank is not None else HANG_SCORE_NO_RANK)
     for entry_id, similarity in (retrieved or {}).items():
         if entry_id in scored:
             scored[entry_id].score += RETRIEVAL_WEIGHT * similarity

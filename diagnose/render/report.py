@@ -7,6 +7,8 @@ from rich.markup import escape
 
 from diagnose.schema import Diagnosis
 
+EVIDENCE_CHARS = 300
+
 
 def _rank_text(diagnosis: Diagnosis) -> str:
     if diagnosis.initiating_rank is None and diagnosis.initiating_host is None:
@@ -31,7 +33,7 @@ def print_report(diagnosis: Diagnosis, console: Console) -> None:
         title = "Evidence" if not diagnosis.is_unknown else "Most suspicious lines"
         console.print(f"\n[bold]{title}[/bold]")
         for item in diagnosis.evidence:
-            console.print(f"  [cyan]{escape(item.file)}:{item.line}[/cyan]  {escape(item.text.strip()[:300])}")
+            console.print(f"  [cyan]{escape(item.file)}:{item.line}[/cyan]  {escape(item.text.strip()[:EVIDENCE_CHARS])}")
     if diagnosis.collateral:
         console.print("\n[bold]Collateral[/bold] (consequences, not causes)")
         for group in diagnosis.collateral:
@@ -47,8 +49,8 @@ def print_report(diagnosis: Diagnosis, console: Console) -> None:
             console.print(f"  $ {escape(command)}")
     if diagnosis.next_run:
         console.print("\n[bold]Before the next run[/bold]")
-        for item in diagnosis.next_run:
-            console.print(f"  - {escape(item)}")
+        for advice in diagnosis.next_run:
+            console.print(f"  - {escape(advice)}")
     if len(diagnosis.candidates) > 1:
         others = ", ".join(f"{c.id} ({c.score:.2f})" for c in diagnosis.candidates[1:4])
         console.print(f"\n[dim]Other candidates: {escape(others)}[/dim]")
@@ -67,7 +69,8 @@ def _compact(ranks: list[int]) -> str:
         return ""
     parts: list[str] = []
     start = prev = ranks[0]
-    for rank in [*ranks[1:], None]:  # type: ignore[list-item]
+    following: list[int | None] = [*ranks[1:], None]
+    for rank in following:
         if rank is not None and rank == prev + 1:
             prev = rank
             continue

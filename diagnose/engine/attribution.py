@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-from diagnose.candidates import chronological
-from diagnose.parse.lines import split_prefix
-from diagnose.parse.model import ParsedLog
+from diagnose.engine.candidates import chronological
+from diagnose.parse.parsed_log import ParsedLog
+from diagnose.parse.prefixes import split_prefix
 from diagnose.schema import Finding
 
 # SIGABRT (the NCCL watchdog), SIGTERM (the launcher), SIGINT (a person): usually victims, not causes

@@ -1,4 +1,4 @@
-"""Render prompt templates (``diagnose/prompts/*.jinja2``) into chat messages, within a token budget.
+"""Render prompt templates (``diagnose/llm/prompts/*.jinja2``) into chat messages, within a token budget.
 
 Rendering is pure: StrictUndefined, no clock, the caller's context is not changed.
 Log text enters a prompt only as masked lines, quoted inside ``<log>`` and numbered
@@ -15,13 +15,14 @@ from pathlib import Path
 
 import jinja2
 
-from diagnose.parse.lines import split_prefix
-from diagnose.parse.model import ParsedLog
+from diagnose.parse.parsed_log import ParsedLog
+from diagnose.parse.prefixes import split_prefix
 from diagnose.schema import LogLine
 
 PROMPTS = Path(__file__).with_name("prompts")
 CHARS_PER_TOKEN = 4
 WINDOW = 3
+QUOTED_LINE_CHARS = 1000
 _ROLE = re.compile(r"^\[(system|user|assistant)\]\s*$", re.M)
 
 
@@ -67,7 +68,7 @@ def to_messages(rendered: str) -> list[dict[str, str]]:
 
 def quote(text: str) -> str:
     """Log text made safe to sit inside the <log> block."""
-    return text.replace("<log>", "<log >").replace("</log>", "</log >").replace("\n", " ")[:1000]
+    return text.replace("<log>", "<log >").replace("</log>", "</log >").replace("\n", " ")[:QUOTED_LINE_CHARS]
 
 
 def ref(line: LogLine) -> str:

@@ -17,10 +17,10 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
-from diagnose.data import kb_dir
-from diagnose.embedding import HashEmbedding, LiteLLMEmbedding, embedder_for
+from diagnose.bundled import kb_dir
+from diagnose.encyclopedia.embedding import HashEmbedding, LiteLLMEmbedding, embedder_for
+from diagnose.encyclopedia.entries import SECTIONS, Entry, content_hash, parse_entry
 from diagnose.errors import ConfigError, KBError
-from diagnose.kb import SECTIONS, Entry, content_hash, parse_entry
 from diagnose.settings import Settings, user_dir
 
 COLLECTION = "diagnose-kb"
@@ -176,7 +176,7 @@ def _register() -> None:
 
     for embedder in (HashEmbedding, LiteLLMEmbedding):
         if embedder.name() not in known_embedding_functions:
-            register_embedding_function(embedder)
+            register_embedding_function(embedder)  # type: ignore[no-untyped-call]  # chromadb ships it untyped
 
 
 def open_index(settings: Settings) -> KBIndex:

@@ -1,63 +1,21 @@
-"""Follow-up questions about a diagnosis, answered from the masked log and the encyclopedia.
+"""Offline answers to follow-up questions: an intent recognised from the question, answered from grounded sources.
 
-A ChatSession holds masked data only: the diagnosis, the ParsedLog and the history.
-Offline, an intent is recognised from the question and answered from grounded
-sources, each answer citing them; with a model, ``diagnose.llm_chat`` answers instead.
+Each answer cites the masked log and the encyclopedia; with no model configured this is the chat.
 """
 
 from __future__ import annotations
 
 import re
-import secrets
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field
-
-from diagnose.kb import Entry, get_entry, load_entries
+from diagnose.chat.session import Answer, ChatSession, Citation
+from diagnose.encyclopedia.entries import Entry, get_entry, load_entries
 from diagnose.parse.lines import make_line
-from diagnose.parse.model import ParsedLog
 from diagnose.schema import Diagnosis, LogLine
 
-if TYPE_CHECKING:
-    from diagnose.llm import LLMClient
-
-
-class Citation(BaseModel):
-    """A source an answer relies on: a log line or an encyclopedia section."""
-
-    kind: Literal["log", "kb"]
-    file: str | None = None
-    line: int | None = None
-    rank: int | None = None
-    entry_id: str | None = None
-    section: str | None = None
-    text: str = ""
-
-
-class Answer(BaseModel):
-    """An answer and its citations."""
-
-    answer: str
-    citations: list[Citation] = Field(default_factory=list)
-    grounded: bool = Field(default=True, description="False when the answer is only the closest material found")
-
-
-class Message(BaseModel):
-    """One turn of the conversation."""
-
-    role: Literal["user", "assistant"]
-    content: str
-    citations: list[Citation] = Field(default_factory=list)
-
-
-class ChatSession(BaseModel):
-    """A conversation about one diagnosed run (masked data only)."""
-
-    id: str = Field(default_factory=lambda: secrets.token_urlsafe(24))
-    diagnosis: Diagnosis
-    log: ParsedLog
-    history: list[Message] = Field(default_factory=list)
+CITED_SECTION_CHARS = 400
+QUOTED_LINE_CHARS = 240
+CLOSEST_LINE_CHARS = 160
 
 
 def _entry(diagnosis: Diagnosis) -> Entry | None:
@@ -68,7 +26,7 @@ def _entry(diagnosis: Diagnosis) -> Entry | None:
 
 
 def _kb(entry: Entry, section: str) -> Citation:
-    return Citation(kind="kb", entry_id=entry.id, section=section, text=entry.section(section)[:400])
+    return Citation(kind="kb", entry_id=entry.id, section=section, text=entry.section(section)[:CITED_SECTION_CHARS])
 
 
 def _evidence_citations(diagnosis: Diagnosis) -> list[Citation]:
@@ -80,9 +38,8 @@ def _why_rank(session: ChatSession, question: str) -> Answer:
     if d.initiating_rank is None:
         return Answer(answer="The log does not show which rank started the failure. " + _next_run_hint(d),
                       citations=_evidence_citations(d))
-    hang_notes = [n.removeprefix("hang reasoning: ") for n in d.notes if n.startswith("hang reasoning")]
-    if hang_notes:  # a stalled rank prints no error: the timeouts of the others point at it
-        lines = [f"Rank {d.initiating_rank} is the one the others were waiting for: {hang_notes[0]}."]
+    if d.hang_reasoning:  # a stalled rank prints no error: the timeouts of the others point at it
+        lines = [f"Rank {d.initiating_rank} is the one the others were waiting for: {d.hang_reasoning}."]
     else:
         lines = [f"Rank {d.initiating_rank} is where the failure started: its first failing line comes before the "
                  "other ranks' errors, and theirs are consequences."]
@@ -136,7 +93,7 @@ def _evidence(session: ChatSession, question: str) -> Answer:
     d = session.diagnosis
     if not d.evidence:
         return Answer(answer="No evidence lines were kept for this diagnosis.", citations=[])
-    body = "\n".join(f"{e.file}:{e.line} (rank {e.rank}) {e.text.strip()[:240]}" for e in d.evidence)
+    body = "\n".join(f"{e.file}:{e.line} (rank {e.rank}) {e.text.strip()[:QUOTED_LINE_CHARS]}" for e in d.evidence)
     return Answer(answer=body, citations=_evidence_citations(d))
 
 
@@ -167,7 +124,7 @@ def _rank_lines(session: ChatSession, question: str) -> Answer:
         return Answer(answer=f"No error or event lines on rank {rank} (searched {ranks}, {log.line_count} lines).",
                       citations=[], grounded=False)
     cites = [Citation(kind="log", file=line.source, line=line.line, rank=rank, text=line.text) for line in found]
-    return Answer(answer="\n".join(f"{c.file}:{c.line}  {c.text.strip()[:240]}" for c in cites), citations=cites)
+    return Answer(answer="\n".join(f"{c.file}:{c.line}  {c.text.strip()[:QUOTED_LINE_CHARS]}" for c in cites), citations=cites)
 
 
 def _next_run_hint(d: Diagnosis) -> str:
@@ -205,7 +162,7 @@ def _fallback(session: ChatSession, question: str) -> Answer:
         return Answer(answer="I could not find anything about that in this log or the encyclopedia.", grounded=False)
     parts = ["I have no direct answer; here is the closest material (not a diagnosis):"]
     parts += [f"- encyclopedia {c.entry_id} / {c.section}" for c in citations if c.kind == "kb"]
-    parts += [f"- {c.file}:{c.line} {c.text.strip()[:160]}" for c in citations if c.kind == "log"]
+    parts += [f"- {c.file}:{c.line} {c.text.strip()[:CLOSEST_LINE_CHARS]}" for c in citations if c.kind == "log"]
     return Answer(answer="\n".join(parts), citations=citations, grounded=False)
 
 
@@ -234,37 +191,8 @@ def answer_offline(session: ChatSession, question: str) -> Answer:
     return _fallback(session, question)
 
 
-def ask_stream(session: ChatSession, question: str, *, llm: LLMClient | None = None) -> Iterator[str | Answer]:
-    """Answer as a stream: text pieces as they come, then the final Answer; the turn is recorded.
-
-    The question is masked first, like the log: it may quote a host or paste a token, and it is
-    stored in the history and sent to the model.
-    """
-    from redaction import Redactor
-
-    question = Redactor().redact_text(question)
-    if llm is not None:
-        from diagnose.llm_chat import stream_with_llm
-
-        stream: Iterator[str | Answer] = stream_with_llm(session, question, llm)
-    else:
-        result = answer_offline(session, question)
-        stream = iter([*re.findall(r"\S+\s*", result.answer), result])
-    final: Answer | None = None
-    for piece in stream:
-        if isinstance(piece, Answer):
-            final = piece
-        yield piece
-    assert final is not None
-    session.history.append(Message(role="user", content=question))
-    session.history.append(Message(role="assistant", content=final.answer, citations=final.citations))
-
-
-def ask(session: ChatSession, question: str, *, llm: LLMClient | None = None) -> Answer:
-    """Answer a follow-up and record the turn in the session's history."""
-    result = None
-    for piece in ask_stream(session, question, llm=llm):
-        if isinstance(piece, Answer):
-            result = piece
-    assert result is not None
-    return result
+def offline_responder(session: ChatSession, question: str) -> Iterator[str | Answer]:
+    """The offline answer, streamed word by word."""
+    result = answer_offline(session, question)
+    yield from re.findall(r"\S+\s*", result.answer)
+    yield result

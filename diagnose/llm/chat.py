@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from diagnose.chat import Answer, ChatSession, Citation, answer_offline
+from diagnose.chat.offline import CITED_SECTION_CHARS, answer_offline
+from diagnose.chat.session import Answer, ChatSession, Citation, Responder
+from diagnose.encyclopedia.entries import get_entry
 from diagnose.errors import KBError, LLMError
-from diagnose.kb import get_entry
-from diagnose.llm import LLMClient
-from diagnose.prompting import render, to_messages, window_lines
+from diagnose.llm.client import LLMClient
+from diagnose.llm.prompting import render, to_messages, window_lines
 from diagnose.schema import LogLine
 
 HISTORY_TURNS = 6
@@ -61,7 +62,7 @@ def check_citations(text: str, session: ChatSession) -> tuple[list[Citation], li
             bad.append(f"kb:{entry_id}")
             continue
         name = section if section in entry.sections else None
-        good.append(Citation(kind="kb", entry_id=entry_id, section=name, text=entry.section(name or "What it is")[:400]))
+        good.append(Citation(kind="kb", entry_id=entry_id, section=name, text=entry.section(name or "What it is")[:CITED_SECTION_CHARS]))
     return good, bad
 
 
@@ -86,3 +87,12 @@ def stream_with_llm(session: ChatSession, question: str, llm: LLMClient) -> Iter
         yield note
         text += note
     yield Answer(answer=text, citations=citations, grounded=bool(citations))
+
+
+def llm_responder(llm: LLMClient) -> Responder:
+    """A chat responder that streams the model's checked answers (the offline answer when the model fails)."""
+
+    def respond(session: ChatSession, question: str) -> Iterator[str | Answer]:
+        return stream_with_llm(session, question, llm)
+
+    return respond

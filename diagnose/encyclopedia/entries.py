@@ -15,7 +15,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from diagnose.data import kb_dir
+from diagnose.bundled import kb_dir
 from diagnose.errors import KBError
 from diagnose.schema import Role
 

@@ -13,8 +13,9 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-_CACHE: dict[str, tuple[object | None, list[int]]] = {}
+_CACHE: dict[str, tuple[Any, list[int]]] = {}
 # conditionals, backreferences and lookbehind: hyperscan rejects them, so skip the compile attempt
 _BEYOND_HYPERSCAN = re.compile(r"\(\?\(|\\[1-9]|\(\?<[=!]")
 
@@ -73,7 +74,7 @@ def _line_starts(text: str | bytes) -> list[int]:
     return starts
 
 
-def _compile_hyperscan(patterns: list[str], cache_dir: Path | None) -> tuple[object | None, list[int]]:
+def _compile_hyperscan(patterns: list[str], cache_dir: Path | None) -> tuple[Any, list[int]]:
     """A hyperscan database of the patterns it accepts, and the indexes it does not.
 
     Compiling takes about a second, so the result is kept in memory and, serialised, in ``cache_dir``.
@@ -91,7 +92,7 @@ def _compile_hyperscan(patterns: list[str], cache_dir: Path | None) -> tuple[obj
         return cached
     flags = hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_PREFILTER
 
-    def compiled(indexes: list[int]) -> object:
+    def compiled(indexes: list[int]) -> Any:
         database = hyperscan.Database()
         database.compile(expressions=[_hs_pattern(patterns[i]) for i in indexes], ids=indexes,
                          elements=len(indexes), flags=[flags] * len(indexes))
@@ -100,7 +101,7 @@ def _compile_hyperscan(patterns: list[str], cache_dir: Path | None) -> tuple[obj
     rejected = [i for i, p in enumerate(patterns) if _BEYOND_HYPERSCAN.search(p)]
     accepted = [i for i in range(len(patterns)) if i not in rejected]
     try:
-        database: object | None = compiled(accepted)
+        database: Any = compiled(accepted)
     except Exception:  # some pattern is beyond hyperscan: find which, one by one
         accepted, rejected = [], []
         for index in range(len(patterns)):
@@ -116,7 +117,7 @@ def _compile_hyperscan(patterns: list[str], cache_dir: Path | None) -> tuple[obj
     return database, rejected
 
 
-def _load(cache_dir: Path, key: str) -> tuple[object | None, list[int]] | None:
+def _load(cache_dir: Path, key: str) -> tuple[Any, list[int]] | None:
     import hyperscan
 
     path = cache_dir / f"scan-{key}.hsdb"
@@ -130,7 +131,7 @@ def _load(cache_dir: Path, key: str) -> tuple[object | None, list[int]] | None:
         return None
 
 
-def _save(cache_dir: Path, key: str, database: object, rejected: list[int]) -> None:
+def _save(cache_dir: Path, key: str, database: Any, rejected: list[int]) -> None:
     import hyperscan
 
     try:

@@ -1,16 +1,27 @@
-"""Retrieval: encyclopedia passages for a log's error events, signature hits first, then vector similarity."""
+"""Retrieval, the one front-end to the vector index: passages for a log's error lines, and similarity per entry.
+
+``retrieve`` answers searches (signature hits first, then the nearest passages); ``similarity_by_entry``
+gives the pipeline a small boost for candidates the signatures already found: signatures decide,
+similarity only separates candidates they left close, and never creates one.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from diagnose.embedding import HashEmbedding, normalize
-from diagnose.index import KBIndex, Passage
-from diagnose.kb import Entry
+from diagnose.encyclopedia.embedding import HashEmbedding, normalize
+from diagnose.encyclopedia.entries import Entry
+from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import ROLE_ORDER
 
+if TYPE_CHECKING:
+    from diagnose.encyclopedia.index import KBIndex, Passage
 
-def query_text(event_texts: Iterable[str], max_lines: int = 30) -> str:
+MAX_QUERY_LINES = 30
+
+
+def query_text(event_texts: Iterable[str], max_lines: int = MAX_QUERY_LINES) -> str:
     """The query for masked event lines: each normalised (numbers, addresses, pseudonyms gone), repeats dropped."""
     lines: dict[str, None] = {}
     for text in event_texts:
@@ -64,3 +75,16 @@ def excerpt(text: str, query: str, width: int = 160) -> str:
     best = max(range(len(lines)), key=lambda i: float(vectors[0] @ vectors[i + 1]))
     line = lines[best]
     return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def similarity_by_entry(log: ParsedLog, index: KBIndex, k: int = 8) -> dict[str, float]:
+    """Best passage similarity per entry for the log's failing lines (empty when there are none)."""
+    lines = [f.evidence.text for f in log.findings if f.role in ("initiating", "cascade")][:MAX_QUERY_LINES]
+    lines += [e.anchor.text for e in log.events if e.kind in ("traceback", "error_line")][:MAX_QUERY_LINES]
+    query = query_text(lines)
+    if not query:
+        return {}
+    scores: dict[str, float] = {}
+    for passage in index.search(query, k=k):
+        scores[passage.entry_id] = max(scores.get(passage.entry_id, 0.0), max(0.0, min(1.0, passage.score)))
+    return scores

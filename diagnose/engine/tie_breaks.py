@@ -7,8 +7,8 @@ ranks: one rank well ahead of the others, or all of them at once.
 
 from __future__ import annotations
 
-from diagnose.candidates import Scored, chronological
-from diagnose.parse.model import ParsedLog
+from diagnose.engine.candidates import Scored, chronological
+from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding
 
 ONE_RANK = "nan-on-one-rank"

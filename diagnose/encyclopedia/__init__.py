@@ -1,0 +1,1 @@
+"""The code for ``kb/``: entries, their validator, the vector index and its embedding, and retrieval."""

@@ -1,0 +1,179 @@
+"""Hang reasoning: when collective timeouts are all there is, which rank stalled the others.
+
+``STRATEGIES`` is the ordered list of ways to read the timeouts, strongest first; the first that
+names a rank (or a fabric-wide stall) decides. When none does, no rank stands out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from diagnose.parse.parsed_log import ParsedLog
+from diagnose.schema import Event
+
+SILENT_SHARE = 8
+"""Ranks that never timed out count as the culprits only when they are at most 1/8 of the ranks seen."""
+
+
+@dataclass
+class HangVerdict:
+    """What the timeouts say: the suspect rank, why, the evidence events, and a mismatch if seen."""
+
+    rank: int | None
+    reason: str
+    evidence: list[Event] = field(default_factory=list)
+    mismatch: bool = False
+    timed_out_ranks: list[int] = field(default_factory=list)
+    summary: str = ""
+
+
+@dataclass
+class Timeouts:
+    """The hang-related events of a log, gathered once for every strategy."""
+
+    log: ParsedLog
+    watchdogs: list[Event]
+    statuses: list[Event]
+    timed_out: list[int]
+
+    def events(self, kind: str) -> list[Event]:
+        """Every event of one kind."""
+        return [e for e in self.log.events if e.kind == kind]
+
+
+Strategy = Callable[[Timeouts, HangVerdict], bool]
+"""Fills in the verdict and returns True when it decides; returns False to let the next one try."""
+
+
+def _shape(event: Event) -> tuple[str, str]:
+    return event.fields.get("OpType", ""), event.fields.get("NumelIn", "")
+
+
+def mismatched_collectives(t: Timeouts, verdict: HangVerdict) -> bool:
+    """Ranks blocked in different collectives (op or size) at one SeqNum: a collective mismatch; the minority is odd."""
+    by_seq: dict[str, set[tuple[str, str]]] = {}
+    for event in t.watchdogs:
+        by_seq.setdefault(event.fields.get("SeqNum", ""), set()).add(_shape(event))
+    odd = [seq for seq, shapes in by_seq.items() if len(shapes) > 1]
+    if not odd:
+        return False
+    at_seq = [e for e in t.watchdogs if e.fields.get("SeqNum") == odd[0]]
+    shapes = Counter(_shape(e) for e in at_seq)
+    minority = [e for e in at_seq if shapes[_shape(e)] == min(shapes.values())]
+    verdict.mismatch = True
+    verdict.rank = minority[0].rank
+    verdict.evidence = minority[:2]
+    verdict.reason = f"ranks disagree on collective SeqNum {odd[0]}: {sorted(shapes)}"
+    return True
+
+
+def desync_report(t: Timeouts, verdict: HangVerdict) -> bool:
+    """The desync report's "lagging ranks"."""
+    for event in t.events("lagging"):
+        ranks = [int(r) for r in event.fields.get("ranks", "").split(",") if r]
+        if ranks:
+            verdict.rank, verdict.evidence = ranks[0], [event]
+            verdict.reason = f"the desync report names rank(s) {ranks} as lagging"
+            return True
+    return False
+
+
+def never_entered(t: Timeouts, verdict: HangVerdict) -> bool:
+    """A rank whose last enqueued work equals its last completed work never entered the collective the others are in."""
+    idle = [e for e in t.statuses if e.fields.get("last_enqueued") == e.fields.get("last_completed")]
+    busy = [e for e in t.statuses if e.fields.get("last_enqueued") != e.fields.get("last_completed")]
+    if not (idle and busy):
+        return False
+    verdict.rank, verdict.evidence = idle[0].rank, [idle[0], busy[0]]
+    verdict.reason = (f"rank {idle[0].rank} had completed all the work it enqueued "
+                      f"({idle[0].fields.get('last_completed')}) while others were inside a collective: "
+                      "it never entered the collective")
+    return True
+
+
+def silent_ranks(t: Timeouts, verdict: HangVerdict) -> bool:
+    """A few ranks seen in the log that never timed out while the others did: they never joined."""
+    silent = sorted(set(t.log.ranks) - set(t.timed_out))
+    if not (t.timed_out and silent and len(silent) <= max(1, len(t.log.ranks) // SILENT_SHARE)):
+        return False
+    verdict.rank = silent[0]
+    verdict.evidence = t.watchdogs[:1]
+    verdict.reason = (f"{len(t.timed_out)} ranks timed out waiting in a collective; rank(s) {silent} did not: "
+                      "they never joined it")
+    return True
+
+
+def behind_on_seqnum(t: Timeouts, verdict: HangVerdict) -> bool:
+    """A rank whose timed-out SeqNum is lower than the others'."""
+    seqs = {e.rank: int(e.fields["SeqNum"]) for e in t.watchdogs
+            if e.rank is not None and e.fields.get("SeqNum", "").isdigit()}
+    if len(set(seqs.values())) <= 1:
+        return False
+    behind = min(seqs, key=lambda r: seqs[r])
+    verdict.rank = behind
+    verdict.evidence = [e for e in t.watchdogs if e.rank == behind][:1]
+    verdict.reason = f"rank {behind} is behind on SeqNum ({seqs[behind]} vs {max(seqs.values())})"
+    return True
+
+
+def fabric_stall(t: Timeouts, verdict: HangVerdict) -> bool:
+    """Every rank that reported is inside the same collective: no rank to blame, suspect the network."""
+    busy = [e for e in t.statuses if e.fields.get("last_enqueued") != e.fields.get("last_completed")]
+    idle = [e for e in t.statuses if e.fields.get("last_enqueued") == e.fields.get("last_completed")]
+    if not (busy and not idle and len(busy) >= 2):
+        return False
+    verdict.reason = "every rank that reported is stuck inside the same collective: suspect the network fabric"
+    verdict.evidence = busy[:2]
+    return True
+
+
+def first_to_dump(t: Timeouts, verdict: HangVerdict) -> bool:
+    """The rank that first timed out and signalled the flight-recorder dump."""
+    for kind in ("dump_from_rank", "dump_first"):
+        events = t.events(kind)
+        if events:
+            first = events[0]
+            verdict.rank = int(first.fields["from_rank"]) if kind == "dump_from_rank" else first.rank
+            verdict.evidence = [first]
+            verdict.reason = f"rank {verdict.rank} was the first to time out and signal the flight-recorder dump"
+            return True
+    return False
+
+
+STRATEGIES: list[tuple[str, Strategy]] = [
+    ("mismatched collectives", mismatched_collectives),
+    ("desync report", desync_report),
+    ("never entered the collective", never_entered),
+    ("silent ranks", silent_ranks),
+    ("behind on SeqNum", behind_on_seqnum),
+    ("fabric stall", fabric_stall),
+    ("first to dump", first_to_dump),
+]
+"""How to read timeouts, strongest first."""
+
+
+def _summary(watchdogs: list[Event], ranks: list[int]) -> str:
+    if not watchdogs:
+        return f"{len(ranks)} rank(s) timed out"
+    ops = Counter((e.fields.get("OpType", "?"), e.fields.get("SeqNum", "?")) for e in watchdogs)
+    (op, seq), _ = ops.most_common(1)[0]
+    return f"{len(ranks)} rank(s) timed out in {op} SeqNum {seq}"
+
+
+def analyse_hang(log: ParsedLog) -> HangVerdict | None:
+    """A verdict when the log holds collective timeouts, else None."""
+    watchdogs = [e for e in log.events if e.kind == "watchdog"]
+    statuses = [e for e in log.events if e.kind == "watchdog_status"]
+    if not watchdogs and not statuses:
+        return None
+    timed_out = sorted({e.rank for e in (watchdogs or statuses) if e.rank is not None})
+    verdict = HangVerdict(rank=None, reason="", timed_out_ranks=timed_out, summary=_summary(watchdogs, timed_out))
+    timeouts = Timeouts(log, watchdogs, statuses, timed_out)
+    for _name, strategy in STRATEGIES:
+        if strategy(timeouts, verdict):
+            return verdict
+    verdict.evidence = watchdogs[:1]
+    verdict.reason = "timeouts only; no rank stands out"
+    return verdict

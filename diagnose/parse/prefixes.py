@@ -1,0 +1,78 @@
+"""Launcher line prefixes: the one table of how launchers mark the rank and host that printed a line.
+
+Prefixes stack (``<HOST_1>: [rank3]:[E1202 ...]``); ``split_prefix`` peels each known one in turn.
+Anchored on masked hosts (``<HOST_n>``), since the redactor ran first. Every other module that needs
+a rank prefix (the reader's fast rank census, interleaved output, retrieval's normalisation) derives
+its pattern from ``RANK_WORDS`` here.
+"""
+
+from __future__ import annotations
+
+import re
+
+RANK_WORDS: tuple[str, ...] = ("rank", "default", "worker", "trainer")
+"""torchrun's ``[rankN]:`` (``--tee``) and ``[<role>N]:`` (``--role``, default ``default``)."""
+
+_WORDS = "|".join(RANK_WORDS)
+RANK_PREFIX = re.compile(rf"\[(?:{_WORDS})(\d+)\]:")
+"""A torchrun rank prefix anywhere in a line."""
+
+PREFIXES: list[tuple[str, re.Pattern[str]]] = [
+    ("timestamp", re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?:?\s")),
+    ("mpi", re.compile(r"\[(?P<job>\d+),(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")),
+    ("torchrun", re.compile(rf"\[(?:{_WORDS})(?P<rank>\d+)\]:\s?")),
+    ("lightning", re.compile(r"\[rank: (?P<rank>\d+)\]\s?")),
+    ("kubectl", re.compile(r"\[pod/(?P<host>[^/\]\s]+)/[^\]\s]*\]\s")),
+    ("host", re.compile(r"(?P<host><(?:HOST|POD|IP)_\d+>|worker-\d+|node-?\d+):\s")),
+    ("srun", re.compile(r"\s{0,4}(?P<rank>\d{1,5}): ")),
+]
+"""Every launcher prefix, in the order they are tried at the start of a line."""
+
+RANK_CENSUS: list[tuple[str, re.Pattern[str]]] = [
+    *((f"[{word}", re.compile(rf"\[{word}(\d+)\]:")) for word in RANK_WORDS),
+    ("[rank: ", re.compile(r"\[rank: (\d+)\]")),
+    ("]<std", re.compile(r",(\d+)\]<std")),
+]
+"""(literal, pattern) per prefix style, for counting ranks over a whole chunk: the literal lets a chunk skip the pattern."""
+
+SRUN_RANK = re.compile(r"^\s{0,4}(\d{1,5}): ", re.M)
+"""``srun --label``'s task prefix, over a whole chunk."""
+
+_K8S_INDEX = re.compile(r"-(?:master|worker|launcher)-(\d+)\b")
+MAX_STACKED = 4
+
+
+def split_prefix(text: str) -> tuple[int | None, str | None, str]:
+    """Peel launcher prefixes: (rank, host, body)."""
+    rank: int | None = None
+    host: str | None = None
+    body = text
+    for _ in range(MAX_STACKED):
+        for name, pattern in PREFIXES:
+            match = pattern.match(body)
+            if not match:
+                continue
+            groups = match.groupdict()
+            if groups.get("rank") is not None:
+                rank = int(groups["rank"])  # the innermost prefix names the global rank (srun's "1:" is a task)
+            if groups.get("host") and host is None:
+                host = groups["host"]
+                k8s = _K8S_INDEX.search(host) if name == "kubectl" else None
+                if k8s and rank is None:
+                    rank = int(k8s.group(1))
+            body = body[match.end():]
+            break
+        else:
+            break
+    return rank, host, body
+
+
+def body_of(text: str) -> str:
+    """The line without its launcher prefixes."""
+    return split_prefix(text)[2]
+
+
+def interleaved_rank(text: str, position: int) -> int | None:
+    """When unbuffered output of two ranks shares one line, the rank whose prefix comes last before ``position``."""
+    prefixes = [(m.start(), int(m.group(1))) for m in RANK_PREFIX.finditer(text, 0, position)]
+    return prefixes[-1][1] if len(prefixes) > 1 or (prefixes and prefixes[0][0] > 0) else None

@@ -1,0 +1,1 @@
+"""Show a diagnosis to a person: the terminal report."""
