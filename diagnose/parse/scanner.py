@@ -11,6 +11,7 @@ import bisect
 import hashlib
 import json
 import re
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ class Scanner:
         self.patterns = list(patterns)
         self.regexes = [re.compile(p) for p in self.patterns]
         self._hs_db, self._python_only = _compile_hyperscan(self.patterns, cache_dir)
+        self._scratches = threading.local()
         self._chunk_regexes = {i: re.compile(self.patterns[i], re.M) for i in self._python_only}
 
     def scan(self, text: str, lines: list[str] | None = None) -> list[tuple[int, int]]:
@@ -42,7 +44,7 @@ class Scanner:
             def on_match(pattern_id: int, start: int, end: int, flags: int, context: object) -> None:
                 ends.append((pattern_id, end))
 
-            self._hs_db.scan(data, match_event_handler=on_match)
+            self._hs_db.scan(data, match_event_handler=on_match, scratch=self._scratch())
             if ends:
                 byte_starts = _line_starts(data)
                 for pattern_id, end in ends:
@@ -61,6 +63,16 @@ class Scanner:
             for line_index, pattern_index in sorted(candidates)
             if self.regexes[pattern_index].search(lines[line_index])
         ]
+
+
+    def _scratch(self) -> Any:
+        """This thread's hyperscan scratch: a scratch serves one scan at a time, so threads never share one."""
+        scratch = getattr(self._scratches, "scratch", None)
+        if scratch is None:
+            import hyperscan
+
+            scratch = self._scratches.scratch = hyperscan.Scratch(self._hs_db)
+        return scratch
 
 
 def _line_starts(text: str | bytes) -> list[int]:
@@ -124,9 +136,7 @@ def _load(cache_dir: Path, key: str) -> tuple[Any, list[int]] | None:
     try:
         data = path.read_bytes()
         rejected = json.loads(path.with_suffix(".json").read_text())
-        database = hyperscan.loadb(data, hyperscan.HS_MODE_BLOCK)
-        database.scratch = hyperscan.Scratch(database)
-        return database, rejected
+        return hyperscan.loadb(data, hyperscan.HS_MODE_BLOCK), rejected
     except (OSError, ValueError, hyperscan.error):
         return None
 
