@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from diagnose.chat.offline import offline_responder
 from diagnose.chat.session import Responder
 from diagnose.encyclopedia.entries import load_entries
 from diagnose.engine.calibration import confidence
-from diagnose.engine.candidates import score_candidates
+from diagnose.engine.candidates import RETRIEVAL_WEIGHT, Scored, score_candidates
 from diagnose.engine.diagnosis import build_diagnosis
 from diagnose.engine.hangs import analyse_hang
 from diagnose.engine.signatures import SignatureRules
@@ -38,6 +38,9 @@ class Result:
 
     diagnosis: Diagnosis
     log: ParsedLog
+    redactor_state: dict[str, Any] | None = None
+    """The log's masking state (``Redactor.export_state()``: JSON-safe, raw values only as keyed hashes),
+    so a chat masks questions with the log's placeholders; None when the redactor cannot export it."""
 
 
 def diagnose(sources: Iterable[Source | str | Path], *, settings: Settings | None = None, llm: LLMClient | None = None,
@@ -53,22 +56,28 @@ def diagnose(sources: Iterable[Source | str | Path], *, settings: Settings | Non
     resolved = [item for s in sources for item in ([s] if isinstance(s, Source) else resolve_sources([str(s)]))]
     entries = {entry.id: entry for entry in load_entries(settings.kb_dir)}
     rules = SignatureRules(list(entries.values()))
-    log = LogReader(rules, Redactor(), progress).read(resolved)
+    redactor = Redactor()
+    log = LogReader(rules, redactor, progress).read(resolved)
     if not log.has_text:
         raise InputError("the log is empty")
     hang = analyse_hang(log)
-    retrieved: dict[str, float] = {}
-    if index is not None:
+    ranked = break_ties(score_candidates(log, entries, hang), log)
+    if index is not None and _retrieval_can_change(ranked):
         from diagnose.encyclopedia.retrieval import similarity_by_entry
 
-        retrieved = similarity_by_entry(log, index)
-    ranked = break_ties(score_candidates(log, entries, hang, retrieved), log)
+        ranked = break_ties(score_candidates(log, entries, hang, similarity_by_entry(log, index)), log)
     diagnosis = build_diagnosis(log, ranked, entries, hang, confidence(ranked[0].score if ranked else 0.0))
     if llm is not None:
         from diagnose.llm.diagnosis import refine_with_llm
 
         diagnosis = refine_with_llm(diagnosis, log, entries, ranked, llm, settings)
-    return Result(diagnosis, log)
+    export = getattr(redactor, "export_state", None)
+    return Result(diagnosis, log, export() if export is not None else None)
+
+
+def _retrieval_can_change(ranked: list[Scored]) -> bool:
+    """Whether similarity could change the answer: two candidates closer than its weight (the index is consulted only then)."""
+    return len(ranked) >= 2 and ranked[0].score - ranked[1].score <= RETRIEVAL_WEIGHT
 
 
 def open_llm(settings: Settings) -> LLMClient | None:
@@ -87,7 +96,6 @@ def open_backends(settings: Settings) -> tuple[LLMClient | None, KBIndex | None]
         from diagnose.encyclopedia.index import open_index
 
         index = open_index(settings)
-        index.ensure()
     return open_llm(settings), index
 
 

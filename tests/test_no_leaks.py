@@ -34,7 +34,9 @@ def test_nothing_unmasked_in_output_index_or_disk(tmp_path: Path) -> None:
     with FakeOpenAI() as fake:
         fake.default_reply = json.dumps({"root_cause": "cuda-oom", "initiating_rank": 5, "evidence": ["planted.log:209"],
                                          "explanation": "x", "fix": [], "verify": []})
-        for args in (["log", str(log), "--json"], ["log", str(log), "--json", "--model", "openai/fake", "--api-base", fake.api_base]):
+        # the index is built only when consulted: build it in this home, then diagnose, so the store is checked too
+        runs = (["kb", "index"], ["log", str(log), "--json"], ["log", str(log), "--json", "--model", "openai/fake", "--api-base", fake.api_base])
+        for args in runs:
             done = subprocess.run([sys.executable, "-m", "diagnose", *args], capture_output=True, text=True, env=env, timeout=300)
             assert done.returncode == 0, done.stderr
             outputs += [done.stdout, done.stderr]
@@ -42,7 +44,7 @@ def test_nothing_unmasked_in_output_index_or_disk(tmp_path: Path) -> None:
                               capture_output=True, text=True, env=env, timeout=300)
         outputs += [chat.stdout, chat.stderr]
         sent = fake.sent_text()
-    assert json.loads(outputs[2])["backend"] == "openai/fake"
+    assert json.loads(outputs[4])["backend"] == "openai/fake"
 
     import chromadb
 

@@ -10,6 +10,7 @@ This is the only module that imports chromadb, and it does so inside functions.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 import time
 from pathlib import Path
 from typing import Any
@@ -61,14 +62,22 @@ def chunks(entry: Entry) -> list[tuple[str, str, str]]:
 class KBIndex:
     """The encyclopedia's passages in one chromadb collection."""
 
-    def __init__(self, client: Any, embedder: Embedder, *, location: str, kb_dir: Path | None = None) -> None:
-        """``client`` is a chromadb client (persistent or HTTP); ``location`` says where it is, for messages."""
-        self.client = client
+    def __init__(self, connect: Callable[[], Any], embedder: Embedder, *, location: str, kb_dir: Path | None = None) -> None:
+        """``connect`` makes the chromadb client (persistent or HTTP) on first use; ``location`` says where, for messages."""
+        self._connect = connect
+        self._client: Any = None
         self.embedder = embedder
         self.location = location
         self.kb_dir = kb_dir
         self._collection: Any = None
         self._count = 0
+
+    @property
+    def client(self) -> Any:
+        """The chromadb client, connected (and chromadb imported) the first time the index is consulted."""
+        if self._client is None:
+            self._client = self._connect()
+        return self._client
 
     def _signature(self) -> dict[str, str]:
         embedder = json.dumps({"name": self.embedder.name(), "config": self.embedder.get_config()}, sort_keys=True)
@@ -179,27 +188,44 @@ def _register() -> None:
             register_embedding_function(embedder)  # type: ignore[no-untyped-call]  # chromadb ships it untyped
 
 
-def open_index(settings: Settings) -> KBIndex:
-    """The index: the Chroma server of ``settings.chroma_url`` if set, else a persistent collection in user_dir()."""
+def _chromadb() -> Any:
+    """chromadb, imported when the index is first consulted, with both embedders registered."""
     try:
         import chromadb
-        from chromadb.config import Settings as ChromaSettings
     except ImportError as exc:
         raise ConfigError("the vector index needs chromadb: pip install chromadb") from exc
-    embedder = embedder_for(settings.embedding_model, settings.api_base)
     _register()
-    chroma_settings = ChromaSettings(anonymized_telemetry=False)
+    return chromadb
+
+
+def open_index(settings: Settings) -> KBIndex:
+    """The index: the Chroma server of ``settings.chroma_url`` if set, else a persistent collection in user_dir().
+
+    Nothing is imported or connected here: that happens when the index is first searched or built.
+    """
+    embedder = embedder_for(settings.embedding_model, settings.api_base)
     if settings.chroma_url:
-        url = urlsplit(settings.chroma_url if "://" in settings.chroma_url else f"http://{settings.chroma_url}")
+        chroma_url = settings.chroma_url
+        url = urlsplit(chroma_url if "://" in chroma_url else f"http://{chroma_url}")
         if not url.hostname:
-            raise ConfigError(f"invalid Chroma URL: {settings.chroma_url}")
-        ssl = url.scheme == "https"
-        try:
-            client = chromadb.HttpClient(host=url.hostname, port=url.port or (443 if ssl else 8000), ssl=ssl, settings=chroma_settings)
-        except Exception as exc:  # connection errors surface as ValueError or httpx errors
-            raise KBError(f"cannot reach the Chroma server at {settings.chroma_url}: {exc}") from exc
-        return KBIndex(client, embedder, location=settings.chroma_url, kb_dir=settings.kb_dir)
+            raise ConfigError(f"invalid Chroma URL: {chroma_url}")
+        host, ssl = url.hostname, url.scheme == "https"
+        port = url.port or (443 if ssl else 8000)
+
+        def connect_server() -> Any:
+            chromadb = _chromadb()
+            try:
+                return chromadb.HttpClient(host=host, port=port, ssl=ssl,
+                                           settings=chromadb.config.Settings(anonymized_telemetry=False))
+            except Exception as exc:  # connection errors surface as ValueError or httpx errors
+                raise KBError(f"cannot reach the Chroma server at {chroma_url}: {exc}") from exc
+
+        return KBIndex(connect_server, embedder, location=chroma_url, kb_dir=settings.kb_dir)
     path = user_dir() / "index"
-    path.mkdir(parents=True, exist_ok=True)
-    client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
-    return KBIndex(client, embedder, location=str(path), kb_dir=settings.kb_dir)
+
+    def connect_embedded() -> Any:
+        chromadb = _chromadb()
+        path.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(path), settings=chromadb.config.Settings(anonymized_telemetry=False))
+
+    return KBIndex(connect_embedded, embedder, location=str(path), kb_dir=settings.kb_dir)
