@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated
 
@@ -20,18 +20,28 @@ PROGRESS_MIN_BYTES = 50 << 20
 SWEEP_LIMIT_CHARS = 64 << 20
 
 
+def wants_progress(total_bytes: int, *, json_to_pipe: bool, forced: bool) -> bool:
+    """A bar for inputs over PROGRESS_MIN_BYTES on a terminal; never for JSON going to a pipe, unless asked."""
+    if forced:
+        return True
+    return sys.stderr.isatty() and not json_to_pipe and total_bytes >= PROGRESS_MIN_BYTES
+
+
 @contextmanager
-def _progress(sources: list[Source]) -> Iterator[object]:
-    """A progress bar on stderr for large inputs on a terminal; a no-op otherwise."""
-    total = sum(s.path.stat().st_size for s in sources if s.path is not None and s.path.suffix != ".gz")
-    if not sys.stderr.isatty() or total < PROGRESS_MIN_BYTES:
+def _progress(sources: list[Source], *, json_to_pipe: bool, forced: bool) -> Iterator[Callable[[int], None] | None]:
+    """A progress bar on stderr while reading (see ``wants_progress``); a no-op otherwise."""
+    sized = [s for s in sources if s.path is not None and s.path.suffix != ".gz"]
+    total = sum(s.path.stat().st_size for s in sized if s.path is not None)
+    if not wants_progress(total, json_to_pipe=json_to_pipe, forced=forced):
         yield None
         return
     from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
-    with Progress("reading", BarColumn(), DownloadColumn(), TransferSpeedColumn(), console=err_console(),
-                  transient=True) as bar:
-        task = bar.add_task("read", total=total)
+    from rich.console import Console
+
+    console = Console(stderr=True, force_terminal=True) if forced else err_console()
+    with Progress("reading", BarColumn(), DownloadColumn(), TransferSpeedColumn(), console=console, transient=not forced) as bar:
+        task = bar.add_task("read", total=total if len(sized) == len(sources) else None)
         yield lambda n: bar.advance(task, n)
 
 
@@ -43,6 +53,9 @@ def register(app: typer.Typer) -> None:
     def log_command(
         paths: PathsArgument,
         json_: Annotated[bool, typer.Option("--json", help="Print the JSON contract instead of the report.")] = False,
+        progress_: Annotated[
+            bool, typer.Option("--progress", help="Show the reading progress bar on stderr even for small inputs or JSON to a pipe.")
+        ] = False,
         model: Annotated[
             str | None, typer.Option("--model", "-m", help="litellm model string (default: $DIAGNOSE_MODEL, else rules only).")
         ] = None,
@@ -66,8 +79,8 @@ def register(app: typer.Typer) -> None:
         settings = load_settings(model=model, api_base=api_base, retrieval=retrieval)
         sources = resolve_sources(paths)
         llm, index = open_backends(settings)
-        with _progress(sources) as progress:
-            result = diagnose(sources, settings=settings, llm=llm, index=index, progress=progress)  # type: ignore[arg-type]
+        with _progress(sources, json_to_pipe=json_ and not sys.stdout.isatty(), forced=progress_) as progress:
+            result = diagnose(sources, settings=settings, llm=llm, index=index, progress=progress)
         diagnosis = result.diagnosis
         if json_:
             write_stdout(diagnosis.model_dump_json(indent=2) + "\n")
