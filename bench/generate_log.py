@@ -24,13 +24,18 @@ NORMAL = [
 ]
 
 
+GLOG = "[rank{r}]:[I1202 {tg} train.py:{fl}] step {s} | loss {loss:.4f} | lr 2.40e-04 | grad_norm {g:.3f} | tokens/s {tok}"
+"""The ``glog`` shape: every line a torchrun rank prefix and a glog header, ~125 bytes, as users' logs look."""
+
+
 def _clock(seconds: int) -> tuple[str, str]:
     h, m, s = seconds // 3600 % 24, seconds // 60 % 60, seconds % 60
     return f"{h:02d}:{m:02d}:{s:02d},{seconds % 1000:03d}", f"{h:02d}:{m:02d}:{s:02d}.{seconds % 1000000:06d}"
 
 
-def generate(path: str, size_mb: int, ranks: int, seed: int = 1) -> dict[str, object]:
-    """Write the log; return the planted truth."""
+def generate(path: str, size_mb: int, ranks: int, seed: int = 1, shape: str = "mixed") -> dict[str, object]:
+    """Write the log (``mixed``: steps, NCCL INFO, warnings, progress bars; ``glog``: one glog step line shape); return the truth."""
+    templates = [GLOG] if shape == "glog" else NORMAL
     rng = random.Random(seed)
     target = size_mb * 1024 * 1024
     culprit = rng.randrange(1, ranks)
@@ -43,7 +48,7 @@ def generate(path: str, size_mb: int, ranks: int, seed: int = 1) -> dict[str, ob
             batch = []
             for _ in range(200):
                 r = rng.randrange(ranks)
-                line = rng.choice(NORMAL).format(
+                line = rng.choice(templates).format(fl=rng.randrange(100, 999),
                     r=r, t=t, tg=tg, s=step, loss=2.0 + rng.random(), g=rng.random() + 0.5, tok=rng.randrange(40000, 44000),
                     n=r // 8, pid=10000 + r, lr=r % 8, c=rng.randrange(10), nr=(r + 1) % ranks)
                 batch.append(line)
@@ -75,8 +80,9 @@ def main() -> None:
     parser.add_argument("--size-mb", type=int, default=100)
     parser.add_argument("--ranks", type=int, default=512)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--shape", choices=["mixed", "glog"], default="mixed")
     args = parser.parse_args()
-    print(json.dumps(generate(args.out, args.size_mb, args.ranks, args.seed)))
+    print(json.dumps(generate(args.out, args.size_mb, args.ranks, args.seed, args.shape)))
 
 
 if __name__ == "__main__":
