@@ -75,3 +75,52 @@ def test_binary_input_is_an_input_error(tmp_path: Path, content: bytes, message:
 def test_missing_path_is_an_input_error() -> None:
     with pytest.raises(InputError, match="no such file"):
         resolve_sources(["/nonexistent/train.log"])
+
+
+def test_gzip_is_recognised_by_its_magic_bytes_on_stdin_in_memory_and_any_name(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from diagnose.parse.ingest import Source
+
+    text = "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    packed = gzip.compress(text.encode())
+    odd_name = tmp_path / "train.log"  # gzip under a plain name
+    odd_name.write_bytes(packed)
+    assert "".join(c.text for c in read_chunks(Source("train.log", odd_name))) == text.rstrip("\n")
+    assert "".join(c.text for c in read_chunks(Source("upload.log", None, data=packed))) == text.rstrip("\n")
+    done = subprocess.run([sys.executable, "-m", "diagnose", "log", "--json", "--no-retrieval", "-"], input=packed,
+                          capture_output=True, timeout=120, env={"DIAGNOSE_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert b'"cuda-oom"' in done.stdout
+
+
+@pytest.mark.parametrize("content", [b"\x1f\x8b\x08\x00garbage-after-a-gzip-header", b"\x1f\x8b"])
+def test_corrupt_or_truncated_gzip_is_an_input_error(tmp_path: Path, content: bytes) -> None:
+    from diagnose.parse.ingest import Source
+
+    path = tmp_path / "run.log.gz"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=r"run\.log\.gz: cannot read"):
+        list(read_chunks(Source(path.name, path)))
+
+
+def test_error_messages_mask_a_secret_in_the_path() -> None:
+    with pytest.raises(InputError) as caught:
+        resolve_sources(["/data/hf_QbXkTnWmLpRsVaYcZdEfGhJkMnPq1234/train.log"])
+    assert "hf_QbXkTnWmLpRsVaYcZdEfGhJkMnPq1234" not in str(caught.value)
+    assert "no such file or directory" in str(caught.value)
+
+
+def test_a_line_too_long_to_hold_is_cut_at_a_separator_not_inside_a_token(tmp_path: Path) -> None:
+    from diagnose.parse.ingest import Source
+
+    token = "hf_QbXkTnWmLpRsVaYcZdEfGhJkMnPq1234"
+    chunk = 4096
+    filler = "x" * 7 + " "
+    head = filler * ((chunk * 4 - 20) // len(filler))  # the token straddles the 4-chunk hard cut
+    path = tmp_path / "oneline.log"
+    path.write_text(head + token + " tail", encoding="utf-8")
+    pieces = [c.text for c in read_chunks(Source(path.name, path), chunk_bytes=chunk)]
+    assert len(pieces) > 1
+    assert any(token in piece for piece in pieces)

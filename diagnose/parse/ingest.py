@@ -1,6 +1,7 @@
-"""Log input: files, directories of per-rank logs, ``.gz``, stdin; read as bounded chunks of whole lines.
+"""Log input: files, directories of per-rank logs, gzip (by its magic bytes), stdin; read as bounded chunks of whole lines.
 
-Nothing here looks at what the text says: the chunks go straight to the redactor.
+Nothing here looks at what the text says: the chunks go straight to the redactor. Names that reach an
+error message are masked first (a path can carry a token or a user name).
 """
 
 from __future__ import annotations
@@ -9,15 +10,21 @@ import gzip
 import io
 import re
 import sys
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, cast
 
 from diagnose.errors import InputError
 
 CHUNK_BYTES = 1 << 20
 MAX_LINE_CHARS = 64 * 1024
+MAX_PENDING_CHUNKS = 4
+"""A line with no newline is held up to this many chunks, then cut at a separator (never inside a token if it can help it)."""
+CUT_SEARCH_BYTES = 64 * 1024
+GZIP_MAGIC = b"\x1f\x8b"
+_SEPARATORS = (b" ", b"\t", b",", b";", b"&", b"'", b'"')
 _SNIFF_BYTES = 8192
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 _SKIP_SUFFIXES = {".pt", ".pth", ".bin", ".safetensors", ".npy", ".npz", ".png", ".jpg", ".zip", ".tar", ".whl"}
@@ -31,15 +38,18 @@ class Source:
     path: Path | None
     data: bytes | None = None
 
-    def open(self) -> BinaryIO:
-        """Open the stream for binary reading, gunzipping ``.gz`` files."""
+    def open(self) -> IO[bytes]:
+        """Open the stream for binary reading; gzip data (recognised by its magic bytes, whatever the name) is unpacked."""
+        raw: io.BufferedReader
         if self.data is not None:
-            return io.BytesIO(self.data)
-        if self.path is None:
-            return sys.stdin.buffer
-        if self.path.suffix == ".gz":
-            return gzip.open(self.path, "rb")  # type: ignore[return-value]
-        return self.path.open("rb")
+            raw = io.BufferedReader(cast(io.RawIOBase, io.BytesIO(self.data)))
+        elif self.path is None:
+            raw = cast(io.BufferedReader, sys.stdin.buffer)
+        else:
+            raw = self.path.open("rb")
+        if raw.peek(2)[:2] == GZIP_MAGIC:
+            return cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
+        return raw
 
 
 @dataclass
@@ -56,6 +66,13 @@ def _is_log_file(path: Path) -> bool:
     return path.is_file() and not path.name.startswith(".") and path.suffix not in _SKIP_SUFFIXES
 
 
+def shown_name(raw: str) -> str:
+    """A path as an error message may show it: secrets and identifying names masked."""
+    from redaction import Redactor
+
+    return Redactor().redact_line(raw)
+
+
 def resolve_sources(paths: list[str]) -> list[Source]:
     """Turn CLI arguments into sources; a directory yields its files (recursively, sorted)."""
     if not paths:
@@ -69,14 +86,14 @@ def resolve_sources(paths: list[str]) -> list[Source]:
         if path.is_dir():
             files = sorted(p for p in path.rglob("*") if _is_log_file(p))
             if not files:
-                raise InputError(f"{raw}: directory holds no log files")
+                raise InputError(f"{shown_name(raw)}: directory holds no log files")
             sources.extend(Source(str(p.relative_to(path)), p) for p in files)
         elif path.is_file():
             sources.append(Source(path.name, path))
         elif path.exists():
-            raise InputError(f"{raw}: not a regular file")
+            raise InputError(f"{shown_name(raw)}: not a regular file")
         else:
-            raise InputError(f"{raw}: no such file or directory")
+            raise InputError(f"{shown_name(raw)}: no such file or directory")
     return sources
 
 
@@ -119,7 +136,7 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chun
     try:
         stream = source.open()
     except OSError as exc:
-        raise InputError(f"{source.name}: cannot open: {exc.strerror or exc}") from exc
+        raise InputError(f"{shown_name(source.name)}: cannot open: {exc.strerror or exc}") from exc
     line_no = 1
     pending = b""
     first = True
@@ -127,11 +144,11 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chun
         while True:
             try:
                 block = stream.read(chunk_bytes)
-            except (OSError, EOFError, gzip.BadGzipFile) as exc:
-                raise InputError(f"{source.name}: cannot read: {exc}") from exc
+            except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError; a corrupt stream a zlib.error
+                raise InputError(f"{shown_name(source.name)}: cannot read (corrupt or truncated compressed data?): {exc}") from exc
             if first:
                 if _looks_binary(block[:_SNIFF_BYTES]):
-                    raise InputError(f"{source.name}: looks like a binary file, not a text log")
+                    raise InputError(f"{shown_name(source.name)}: looks like a binary file, not a text log")
                 first = False
             if not block:
                 if pending:
@@ -140,10 +157,10 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chun
             data = pending + block
             cut = data.rfind(b"\n")
             if cut < 0:
-                if len(data) < chunk_bytes * 4:
+                if len(data) < chunk_bytes * MAX_PENDING_CHUNKS:
                     pending = data
                     continue
-                cut = len(data) - 1
+                cut = _separator_cut(data)
             body, pending = data[: cut + 1], data[cut + 1 :]
             chunk = _decode(source, line_no, body[:-1] if body.endswith(b"\n") else body)
             line_no += chunk.text.count("\n") + 1
@@ -151,6 +168,13 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chun
     finally:
         if source.path is not None or source.data is not None:
             stream.close()
+
+
+def _separator_cut(data: bytes) -> int:
+    """Where to cut a line too long to hold: at the last separator near the end, so a token is not split in two halves."""
+    floor = max(0, len(data) - CUT_SEARCH_BYTES)
+    best = max(data.rfind(sep, floor) for sep in _SEPARATORS)
+    return best if best > 0 else len(data) - 1
 
 
 def _decode(source: Source, line_no: int, data: bytes) -> Chunk:
