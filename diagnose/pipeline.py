@@ -66,7 +66,12 @@ def diagnose(sources: Iterable[Source | str | Path], *, settings: Settings | Non
         from diagnose.encyclopedia.retrieval import similarity_by_entry
 
         ranked = break_ties(score_candidates(log, entries, hang, similarity_by_entry(log, index)), log)
-    diagnosis = build_diagnosis(log, ranked, entries, hang, confidence(ranked[0].score if ranked else 0.0))
+    notes: list[str] = []
+    if not ranked:  # no signature named a cause: the launcher's teardown alone, then the nearest encyclopedia example
+        from diagnose.engine.fallbacks import when_nothing_found
+
+        ranked, notes = when_nothing_found(log, entries, index)
+    diagnosis = build_diagnosis(log, ranked, entries, hang, confidence(ranked[0].score if ranked else 0.0), notes)
     if llm is not None:
         from diagnose.llm.diagnosis import refine_with_llm
 

@@ -25,6 +25,8 @@ from diagnose.errors import ConfigError, KBError
 from diagnose.settings import Settings, user_dir
 
 COLLECTION = "diagnose-kb"
+EXAMPLES = "diagnose-kb-examples"
+"""A second collection: one document per signature example line (the retrieval fallback's neighbours)."""
 SKIPPED_SECTIONS = frozenset({"Related"})
 """Sections not indexed: 'Related' names other entries, so matching it would point at the wrong one."""
 
@@ -38,6 +40,14 @@ class Passage(BaseModel):
     section: str
     text: str = Field(description="the section's Markdown")
     score: float = Field(description="cosine similarity to the query, -1..1")
+
+
+class ExampleHit(BaseModel):
+    """The encyclopedia example line nearest to one query line."""
+
+    entry_id: str
+    example: str
+    score: float = Field(description="cosine similarity to the query line, -1..1")
 
 
 class IndexStats(BaseModel):
@@ -169,6 +179,38 @@ class KBIndex:
                     entry_id=entry_id, section=str(metadata["section"]), text=document, score=round(1.0 - distance, 4)
                 )
         return list(passages.values())[:k]
+
+
+    def _examples(self) -> Any:
+        """The examples collection, (re)built when kb/ or the embedder changed."""
+        signature = self._signature()
+        try:
+            collection = self.client.get_collection(EXAMPLES)
+        except Exception:  # not found (chromadb raises NotFoundError or ValueError depending on the backend)
+            collection = None
+        if collection is not None and all((collection.metadata or {}).get(k) == v for k, v in signature.items()):
+            return collection
+        if collection is not None:
+            self.client.delete_collection(EXAMPLES)
+        rows = {(entry.id, example): None for entry in _read_entries(self.kb_dir) if entry.kind == "root-cause"
+                for sig in entry.signatures if sig.role == "initiating" for example in sig.examples}
+        collection = self.client.create_collection(EXAMPLES, embedding_function=self.embedder, metadata=signature,
+                                                   configuration={"hnsw": {"space": "cosine"}})
+        pairs = list(rows)
+        collection.add(ids=[f"{entry_id}#{i}" for i, (entry_id, _) in enumerate(pairs)], documents=[e for _, e in pairs],
+                       metadatas=[{"entry_id": entry_id} for entry_id, _ in pairs], embeddings=self.embedder([e for _, e in pairs]))
+        return collection
+
+    def nearest_examples(self, lines: list[str]) -> list[ExampleHit | None]:
+        """For each line, the nearest example of a root-cause entry's initiating signature (None for an empty line)."""
+        wanted = [line for line in lines if line.strip()]
+        if not wanted:
+            return [None] * len(lines)
+        result = self._examples().query(query_embeddings=self.embedder.embed_query(wanted), n_results=1,
+                                        include=["documents", "metadatas", "distances"])
+        hits = iter(ExampleHit(entry_id=str(metas[0]["entry_id"]), example=docs[0], score=round(1.0 - dists[0], 4))
+                    for docs, metas, dists in zip(result["documents"], result["metadatas"], result["distances"], strict=True))
+        return [next(hits) if line.strip() else None for line in lines]
 
 
 def _read_entries(directory: Path | None) -> list[Entry]:

@@ -65,10 +65,13 @@ def global_rank(log: ParsedLog, source: str, local_rank: int) -> int | None:
     return local_rank if _single_node(log) else None
 
 
-def _exits(log: ParsedLog) -> list[tuple[int, int, str, str]]:
+def exits(log: ParsedLog) -> list[tuple[int, int, str, str]]:
     """(rank, exit code, source, time) of every process the launcher reported, records first."""
-    exits = [(int(r["rank"]), int(r["exitcode"]), r.get("source", ""), r.get("time", "")) for r in log.failure_records
-             if r.get("rank", "").isdigit() and r.get("exitcode", "").lstrip("-").isdigit()]
+    exits = [
+        (int(r["rank"]), int(r["exitcode"]), r.get("source", ""), r.get("time", ""))
+        for r in log.failure_records
+        if r.get("rank", "").isdigit() and r.get("exitcode", "").lstrip("-").isdigit()
+    ]
     for event in log.events:
         if event.kind == "agent_failed" and event.fields.get("local_rank") and event.fields.get("exitcode", "").lstrip("-").isdigit():
             rank = global_rank(log, event.lines[0].source, int(event.fields["local_rank"]))
@@ -79,7 +82,7 @@ def _exits(log: ParsedLog) -> list[tuple[int, int, str, str]]:
 
 def _raised(log: ParsedLog, source: str, *, same_file_only: bool = False) -> int | None:
     """The rank that exited on its own: an exception or a crash signal, not a teardown signal."""
-    raised = [x for x in _exits(log) if x[1] != 0 and x[1] not in VICTIM_EXITS]
+    raised = [x for x in exits(log) if x[1] != 0 and x[1] not in VICTIM_EXITS]
     same_file = [x for x in raised if x[2] == source]
     if same_file_only and not same_file:
         return None
@@ -87,16 +90,24 @@ def _raised(log: ParsedLog, source: str, *, same_file_only: bool = False) -> int
     return chosen[0][0] if chosen else None
 
 
+def _first_known(*ranks: int | None) -> int | None:
+    """The first rank that is known: rank 0 is a rank, not a missing value."""
+    return next((rank for rank in ranks if rank is not None), None)
+
+
 def attribute_rank(log: ParsedLog, finding: Finding) -> int | None:
     """The rank a finding belongs to (None when nothing in the log says)."""
-    hinted = finding.rank is not None and finding.rank == log.rank_hints.get(finding.evidence.source) \
+    hinted = (
+        finding.rank is not None
+        and finding.rank == log.rank_hints.get(finding.evidence.source)
         and split_prefix(finding.evidence.text)[0] is None
+    )
     if finding.rank is not None and not hinted:
         return finding.rank
     if hinted:  # a file name like worker-1 may name a node, not a rank: the launcher's report knows better
-        reported = {x[0] for x in _exits(log) if x[2] == finding.evidence.source}
+        reported = {x[0] for x in exits(log) if x[2] == finding.evidence.source}
         only = reported.pop() if len(reported) == 1 else None
-        return _raised(log, finding.evidence.source, same_file_only=True) or only or finding.rank
+        return _first_known(_raised(log, finding.evidence.source, same_file_only=True), only, finding.rank)
     pid = _PID.search(finding.evidence.text)
     if pid:
         by_pid = pid_ranks(log).get(int(pid.group(1)))
@@ -106,3 +117,17 @@ def attribute_rank(log: ParsedLog, finding: Finding) -> int | None:
     if on_host is not None:
         return on_host
     return _raised(log, finding.evidence.source)
+
+
+def launcher_rank(log: ParsedLog) -> int | None:
+    """The rank the launcher blames: its ChildFailedError root cause, else the first rank it saw exit on its own."""
+    roots = [
+        r
+        for r in log.failure_records
+        if r.get("root_cause") == "yes"
+        and r.get("rank", "").isdigit()
+        and int(r.get("exitcode", "1") if r.get("exitcode", "").lstrip("-").isdigit() else 1) not in VICTIM_EXITS
+    ]
+    if roots:
+        return int(roots[0]["rank"])
+    return _raised(log, "")

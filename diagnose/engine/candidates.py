@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from diagnose.encyclopedia.entries import Entry
 from diagnose.engine.hangs import HangVerdict
+from diagnose.engine.terminal import fatal_and_survived
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding
 
@@ -24,6 +25,8 @@ CASCADE_DISCOUNT = 0.7
 """A candidate known only from consequences (timeouts) weighs this share of an initiating one."""
 STRONG_FIRST_RATIO = 0.75
 """The earliest-failure bonus goes to the first finding at least this share as specific as the most specific one."""
+SURVIVED_DISCOUNT = 0.6
+"""A failure the process lived past (a retried exception, a warning, a fallback) weighs this share when another one ended it."""
 HANG_SCORE = 0.6
 HANG_SCORE_NO_RANK = 0.5
 
@@ -36,6 +39,8 @@ class Scored:
     score: float
     findings: list[Finding] = field(default_factory=list)
     earliest: bool = False
+    notes: list[str] = field(default_factory=list)
+    """Secondary findings to report with this candidate (e.g. minor fragmentation next to a full card)."""
 
 
 def chronological(findings: list[Finding]) -> list[Finding]:
@@ -50,11 +55,12 @@ def chronological(findings: list[Finding]) -> list[Finding]:
     by_time = sorted(findings, key=lambda f: (f.timestamp, f.order))
     start = by_time[0].timestamp or 0.0
     close = [f for f in by_time if (f.timestamp or 0.0) - start < CLOCK_TOLERANCE]
-    return sorted(close, key=lambda f: f.order) + by_time[len(close):]
+    return sorted(close, key=lambda f: f.order) + by_time[len(close) :]
 
 
-def score_candidates(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdict | None,
-                     retrieved: dict[str, float] | None = None) -> list[Scored]:
+def score_candidates(
+    log: ParsedLog, entries: dict[str, Entry], hang: HangVerdict | None, retrieved: dict[str, float] | None = None
+) -> list[Scored]:
     """Candidates best first; empty when nothing points at a known failure."""
     root_ids = {eid for eid, entry in entries.items() if entry.kind == "root-cause"}
     initiating = [f for f in log.findings if f.role == "initiating" and f.entry_id in root_ids]
@@ -62,14 +68,19 @@ def score_candidates(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdic
     scored: dict[str, Scored] = {}
     pool = initiating or cascade
     if pool:
+        fatal, survived = fatal_and_survived(log, initiating)
+        demoted = {id(f) for f in survived} if fatal else set()
         ordered = chronological(pool)
-        first = ordered[0]
         for finding in ordered:
             item = scored.setdefault(finding.entry_id, Scored(finding.entry_id, 0.0))
             item.findings.append(finding)
-            item.score = max(item.score, finding.weight * (1.0 if initiating else CASCADE_DISCOUNT))
+            factor = (1.0 if initiating else CASCADE_DISCOUNT) * (SURVIVED_DISCOUNT if id(finding) in demoted else 1.0)
+            item.score = max(item.score, finding.weight * factor)
+        # what ended the process outranks what it lived past, whatever their order
+        eligible = [f for f in ordered if id(f) not in demoted] or ordered
+        first = eligible[0]
         # a weak early line must not beat a strong, specific one a moment later
-        strong_first = next((f for f in ordered if f.weight >= STRONG_FIRST_RATIO * max(x.weight for x in ordered)), first)
+        strong_first = next((f for f in eligible if f.weight >= STRONG_FIRST_RATIO * max(x.weight for x in eligible)), first)
         scored[strong_first.entry_id].score += EARLIEST_BONUS
         scored[strong_first.entry_id].earliest = True
     if hang is not None and not initiating:

@@ -7,7 +7,7 @@ ranks, hosts, evidence and collateral come from the log.
 from __future__ import annotations
 
 from diagnose.encyclopedia.entries import Entry
-from diagnose.engine.attribution import attribute_rank
+from diagnose.engine.attribution import attribute_rank, launcher_rank
 from diagnose.engine.candidates import Scored, chronological
 from diagnose.engine.hangs import HangVerdict
 from diagnose.parse.parsed_log import ParsedLog
@@ -43,8 +43,7 @@ def _traceback_for(log: ParsedLog, line: LogLine) -> Event | None:
     return None
 
 
-def collateral_groups(log: ParsedLog, entries: dict[str, Entry], root_id: str,
-                      hang: HangVerdict | None) -> list[Collateral]:
+def collateral_groups(log: ParsedLog, entries: dict[str, Entry], root_id: str, hang: HangVerdict | None) -> list[Collateral]:
     """Cascade and teardown findings grouped by entry, plus later initiating failures of other entries."""
     out: list[Collateral] = []
     for group in sorted(log.groups, key=lambda g: g.first_order):
@@ -62,19 +61,28 @@ def collateral_groups(log: ParsedLog, entries: dict[str, Entry], root_id: str,
     return out
 
 
-def build_diagnosis(log: ParsedLog, ranked: list[Scored], entries: dict[str, Entry],
-                    hang: HangVerdict | None, confidence: float) -> Diagnosis:
-    """The rules' diagnosis: the best candidate, or ``unknown`` with the most suspicious lines."""
+def build_diagnosis(
+    log: ParsedLog,
+    ranked: list[Scored],
+    entries: dict[str, Entry],
+    hang: HangVerdict | None,
+    confidence: float,
+    unknown_notes: list[str] | None = None,
+) -> Diagnosis:
+    """The rules' diagnosis: the best candidate, or ``unknown`` with the most suspicious lines (and ``unknown_notes``)."""
     candidates = [Candidate(id=s.entry_id, score=s.score) for s in ranked]
     if not ranked:
-        return unknown_diagnosis(log, entries, hang)
+        return unknown_diagnosis(log, entries, hang, unknown_notes)
     best = ranked[0]
     entry = entries[best.entry_id]
     findings = chronological(best.findings)
     lines = [f.evidence for f in findings]
     rank = attribute_rank(log, findings[0]) if findings else None
+    if findings and all(f.role == "teardown" for f in findings):  # only the launcher spoke: its blame decides
+        blamed = launcher_rank(log)
+        rank = blamed if blamed is not None else rank
     host = findings[0].host if findings else None
-    notes: list[str] = []
+    notes: list[str] = list(best.notes)
     hang_reasoning: str | None = None
     if hang is not None and (not findings or all(f.role == "cascade" for f in findings)):
         rank = hang.rank
@@ -105,7 +113,7 @@ def build_diagnosis(log: ParsedLog, ranked: list[Scored], entries: dict[str, Ent
     )
 
 
-def unknown_diagnosis(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdict | None) -> Diagnosis:
+def unknown_diagnosis(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdict | None, notes: list[str] | None = None) -> Diagnosis:
     """No known failure: show the most suspicious lines and what to turn on next time."""
     suspicious = [e for e in log.events if e.kind in ("traceback", "error_line", "signal", "agent_failed")]
     tracebacks = [e for e in suspicious if e.kind == "traceback"]
@@ -124,5 +132,5 @@ def unknown_diagnosis(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdi
         verify=entry.verify if entry else [],
         redactions=log.redactions,
         next_run=entry.next_run if entry else [],
-        notes=log.notes,
+        notes=[*(notes or []), *log.notes],
     )

@@ -87,28 +87,43 @@ def never_entered(t: Timeouts, verdict: HangVerdict) -> bool:
     if not (idle and busy):
         return False
     verdict.rank, verdict.evidence = idle[0].rank, [idle[0], busy[0]]
-    verdict.reason = (f"rank {idle[0].rank} had completed all the work it enqueued "
-                      f"({idle[0].fields.get('last_completed')}) while others were inside a collective: "
-                      "it never entered the collective")
+    verdict.reason = (
+        f"rank {idle[0].rank} had completed all the work it enqueued "
+        f"({idle[0].fields.get('last_completed')}) while others were inside a collective: "
+        "it never entered the collective"
+    )
     return True
 
 
+def world_ranks(log: ParsedLog, timed_out: list[int]) -> list[int]:
+    """Every rank of the run: the launcher's world size (WORLD_SIZE, nnodes x nproc), else 0 up to the highest rank seen."""
+    highest = max([*log.ranks, *timed_out], default=-1)
+    return list(range(max(log.world_size(), highest + 1)))
+
+
 def silent_ranks(t: Timeouts, verdict: HangVerdict) -> bool:
-    """A few ranks seen in the log that never timed out while the others did: they never joined."""
-    silent = sorted(set(t.log.ranks) - set(t.timed_out))
-    if not (t.timed_out and silent and len(silent) <= max(1, len(t.log.ranks) // SILENT_SHARE)):
+    """A few ranks of the run that never timed out while the others did: they never joined (by elimination).
+
+    The run's ranks come from the launcher's world size or, failing that, the contiguous ranks 0..highest seen,
+    so a rank 0 that never printed a line is found as well as one that printed something else.
+    """
+    world = world_ranks(t.log, t.timed_out)
+    silent = sorted(set(world) - set(t.timed_out))
+    if not (len(t.timed_out) >= 2 and silent and len(silent) <= max(1, len(world) // SILENT_SHARE)):
         return False
     verdict.rank = silent[0]
     verdict.evidence = t.watchdogs[:1]
-    verdict.reason = (f"{len(t.timed_out)} ranks timed out waiting in a collective; rank(s) {silent} did not: "
-                      "they never joined it")
+    unseen = [rank for rank in silent if rank not in t.log.ranks]
+    verdict.reason = (
+        f"{len(t.timed_out)} of {len(world)} ranks timed out waiting in a collective; rank(s) {silent} did not"
+        f"{' and never reported at all' if unseen else ''}: they never joined it"
+    )
     return True
 
 
 def behind_on_seqnum(t: Timeouts, verdict: HangVerdict) -> bool:
     """A rank whose timed-out SeqNum is lower than the others'."""
-    seqs = {e.rank: int(e.fields["SeqNum"]) for e in t.watchdogs
-            if e.rank is not None and e.fields.get("SeqNum", "").isdigit()}
+    seqs = {e.rank: int(e.fields["SeqNum"]) for e in t.watchdogs if e.rank is not None and e.fields.get("SeqNum", "").isdigit()}
     if len(set(seqs.values())) <= 1:
         return False
     behind = min(seqs, key=lambda r: seqs[r])
@@ -148,10 +163,10 @@ STRATEGIES: list[tuple[str, Strategy]] = [
     ("never entered the collective", never_entered),
     ("silent ranks", silent_ranks),
     ("behind on SeqNum", behind_on_seqnum),
-    ("fabric stall", fabric_stall),
     ("first to dump", first_to_dump),
+    ("fabric stall", fabric_stall),
 ]
-"""How to read timeouts, strongest first."""
+"""How to read timeouts, strongest first: a strategy that names a rank from what the log says comes before one that names none."""
 
 
 def _summary(watchdogs: list[Event], ranks: list[int]) -> str:

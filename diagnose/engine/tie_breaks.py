@@ -3,10 +3,14 @@
 NaN lines look the same whether one rank produced the NaN first (``nan-on-one-rank``: a failing GPU,
 a bad shard) or every rank diverged together (``loss-divergence-nan``). The difference is in the
 ranks: one rank well ahead of the others, or all of them at once.
+
+An OOM line with the allocator's accounting matches both ``cuda-oom`` and ``cuda-memory-fragmentation``: the
+captured numbers decide (``diagnose.engine.memory``), and a minor trapped amount becomes a note on ``cuda-oom``.
 """
 
 from __future__ import annotations
 
+from diagnose.engine import memory, numerics
 from diagnose.engine.candidates import Scored, chronological
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding
@@ -40,8 +44,40 @@ def nan_spread(log: ParsedLog, findings: list[Finding]) -> str:
     return ONE_RANK if gap > world else ALL_RANKS
 
 
+def fragmentation_or_full(ranked: list[Scored]) -> list[Scored]:
+    """Keep ``cuda-memory-fragmentation`` only when its numbers say so; else ``cuda-oom``, with a note."""
+    by_id = {s.entry_id: s for s in ranked}
+    fragmented = by_id.get(memory.FRAGMENTATION)
+    if fragmented is None:
+        return ranked
+    numbers = next((a for a in map(memory.accounting, chronological(fragmented.findings)) if a is not None), None)
+    if numbers is None:
+        return ranked
+    oom = by_id.get(memory.OOM)
+    if numbers.fragmented:
+        if oom is not None:
+            oom.score = round(max(0.0, min(oom.score, fragmented.score - SHIFT)), 3)
+        return ranked
+    if oom is None:
+        oom = Scored(memory.OOM, fragmented.score, list(fragmented.findings), fragmented.earliest)
+        ranked = [*ranked, oom]
+    oom.score = max(oom.score, fragmented.score)
+    note = numbers.note()
+    if note:
+        oom.notes.append(note)
+    return [s for s in ranked if s is not fragmented]
+
+
 def break_ties(ranked: list[Scored], log: ParsedLog) -> list[Scored]:
-    """Adjust the scores of entries that share signatures, then re-sort."""
+    """Adjust the scores of entries that share signatures, apply the numeric discriminators, then re-sort."""
+    ranked = fragmentation_or_full(ranked)
+    collapse = numerics.loss_scale_collapse(log)
+    if collapse is not None:
+        known = next((s for s in ranked if s.entry_id == collapse.entry_id), None)
+        if known is None:
+            ranked = [*ranked, collapse]
+        else:
+            known.score = max(known.score, collapse.score)
     by_id = {s.entry_id: s for s in ranked}
     if ONE_RANK in by_id or ALL_RANKS in by_id:
         nan_findings = [f for s in ranked if s.entry_id in (ONE_RANK, ALL_RANKS) for f in s.findings]

@@ -7,9 +7,14 @@ in-sample estimate: it says how often this engine was right on these cases at th
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 EDGES = (0.0, 0.5, 0.7, 0.85, 0.95)
+TARGET_PRECISION = 0.9
+"""The retrieval fallback proposes an entry from the similarity at which its dev proposals are right this often."""
+DEFAULT_THRESHOLD = 0.6
+_NOTE = re.compile(r"^retrieval: nearest example of (\S+) at similarity ([\d.]+)")
 
 
 def _monotone(values: list[tuple[float, int]]) -> list[float]:
@@ -28,8 +33,32 @@ def _monotone(values: list[tuple[float, int]]) -> list[float]:
     return out
 
 
+def fit_retrieval_threshold(results: list[dict[str, Any]]) -> float:
+    """The lowest similarity at which the nearest example's entry is right TARGET_PRECISION of the time on dev cases.
+
+    Read from each result's retrieval note (written whatever the threshold in force); when no similarity reaches
+    the target, the threshold is set just above every wrong proposal, so the fallback never guesses wrong on dev.
+    """
+    seen: list[tuple[float, bool]] = []
+    for row in results:
+        if row.get("split") != "dev":
+            continue
+        for note in row.get("notes", []):
+            match = _NOTE.match(note)
+            if match:
+                seen.append((float(match.group(2)), match.group(1) == row["expected"]))
+    if not seen:
+        return DEFAULT_THRESHOLD
+    for threshold in sorted({score for score, _ in seen}):
+        proposed = [right for score, right in seen if score >= threshold]
+        if sum(proposed) >= TARGET_PRECISION * len(proposed) and sum(proposed) > 0:
+            return threshold
+    return round(max(score for score, _ in seen) + 0.01, 3)
+
+
 def fit(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """The calibration table from ``diagnose eval --json`` results (cases with a candidate)."""
+    """The calibration table from ``diagnose eval --json`` results (never from the frozen test split)."""
+    results = [r for r in results if r.get("split") != "test"]
     scored = [r for r in results if r["got"] not in ("unknown", "error")]
     bands = []
     for low, high in zip(EDGES, (*EDGES[1:], 1.01), strict=True):
@@ -40,6 +69,6 @@ def fit(results: list[dict[str, Any]]) -> dict[str, Any]:
     smoothed = _monotone([(acc, n) for _, acc, n in kept])
     return {
         "fitted_on": f"{len(scored)} eval cases with a diagnosis (rules backend)",
-        "bins": [{"min_score": low, "accuracy": round(acc, 3), "cases": n}
-                 for (low, _, n), acc in zip(kept, smoothed, strict=True)],
+        "bins": [{"min_score": low, "accuracy": round(acc, 3), "cases": n} for (low, _, n), acc in zip(kept, smoothed, strict=True)],
+        "retrieval_threshold": fit_retrieval_threshold(results),
     }

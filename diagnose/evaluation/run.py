@@ -32,15 +32,15 @@ class RecordingLLM:
         """The wrapped model string."""
         return self.inner.model
 
-    def complete(self, messages: list[dict[str, str]], *, json_mode: bool = False) -> str:
+    def complete(self, messages: list[dict[str, str]], **options: Any) -> str:
         """Record, then delegate."""
         self.sent.extend(m["content"] for m in messages)
-        return self.inner.complete(messages, json_mode=json_mode)
+        return self.inner.complete(messages, **options)
 
-    def stream(self, messages: list[dict[str, str]]) -> Iterator[str]:
+    def stream(self, messages: list[dict[str, str]], **options: Any) -> Iterator[str]:
         """Record, then delegate."""
         self.sent.extend(m["content"] for m in messages)
-        return self.inner.stream(messages)
+        return self.inner.stream(messages, **options)
 
 
 def run_case(case: Case, settings: Settings, llm: LLMClient | None, index: KBIndex | None) -> CaseResult:
@@ -54,8 +54,7 @@ def run_case(case: Case, settings: Settings, llm: LLMClient | None, index: KBInd
         diagnosis = result.diagnosis
         raw_names = dict(zip(result.log.sources, (s.name for s in sources), strict=False))
     except DiagnoseError as exc:
-        diagnosis = Diagnosis(root_cause=RootCause(id="error", title=str(exc), confidence=0.0),
-                              redactions=Redactions(), notes=[str(exc)])
+        diagnosis = Diagnosis(root_cause=RootCause(id="error", title=str(exc), confidence=0.0), redactions=Redactions(), notes=[str(exc)])
     seconds = time.perf_counter() - started
     leaked = leaks(case.label.secrets, [diagnosis.model_dump_json(), *(recorder.sent if recorder else [])])
     # evidence is cited by masked file name; the labels use the raw names (the eval reads the raw log anyway)
@@ -63,8 +62,14 @@ def run_case(case: Case, settings: Settings, llm: LLMClient | None, index: KBInd
     return score_case(case.id, case.label, diagnosis.model_copy(update={"evidence": unmasked}), seconds, leaked)
 
 
-def run_suite(cases: list[Case], settings: Settings, *, llm: LLMClient | None = None, index: KBIndex | None = None,
-              progress: Callable[[], None] | None = None) -> dict[str, Any]:
+def run_suite(
+    cases: list[Case],
+    settings: Settings,
+    *,
+    llm: LLMClient | None = None,
+    index: KBIndex | None = None,
+    progress: Callable[[], None] | None = None,
+) -> dict[str, Any]:
     """Every case, then the summary (the ``diagnose eval --json`` contract)."""
     results = []
     for case in cases:
@@ -77,14 +82,35 @@ def run_suite(cases: list[Case], settings: Settings, *, llm: LLMClient | None = 
 def markdown_report(summary: dict[str, Any]) -> str:
     """A Markdown report: headline figures, per-class accuracy, confusions."""
     lines = [f"# diagnose eval ({summary['backend']})", "", "| metric | value |", "|---|---|"]
-    for key in ("cases", "top1", "top3", "rank_accuracy", "evidence_recall", "unknown_precision", "unknown_recall",
-                "secrets_leaked", "latency_p50", "latency_p95"):
+    for key in (
+        "cases",
+        "top1",
+        "top3",
+        "rank_accuracy",
+        "evidence_recall",
+        "unknown_precision",
+        "unknown_recall",
+        "secrets_leaked",
+        "latency_p50",
+        "latency_p95",
+    ):
         lines.append(f"| {key} | {summary[key]} |")
-    lines += ["", "| class | cases | accuracy |", "|---|---|---|"]
+    splits = summary.get("splits", {})
+    if splits:
+        lines += ["", "| split | cases | top1 | rank_accuracy (proven ranks) | unknown_precision |", "|---|---|---|---|---|"]
+        for name, split in splits.items():
+            rank = f"{split['rank_accuracy']} ({split['rank_cases']})"
+            lines.append(f"| {name} | {split['cases']} | {split['top1']} | {rank} | {split['unknown_precision']} |")
+    lines += ["", "| class | cases | accuracy |" + "".join(f" {name} |" for name in splits), "|---|---|---|" + "---|" * len(splits)]
     for cls, row in summary["per_class"].items():
-        lines.append(f"| {cls} | {row['cases']} | {row['accuracy']} |")
+        by_split = "".join(_cell(split["per_class"].get(cls)) for split in splits.values())
+        lines.append(f"| {cls} | {row['cases']} | {row['accuracy']} |{by_split}")
     confusion = summary["confusion"]
     if confusion:
         lines += ["", "Confusions (expected -> got):", ""]
         lines += [f"- {c['expected']} -> {c['got']}: {c['count']}" for c in confusion]
     return "\n".join(lines) + "\n"
+
+
+def _cell(row: dict[str, float] | None) -> str:
+    return f" {row['accuracy']} ({row['cases']:g}) |" if row else " |"

@@ -25,8 +25,8 @@ from diagnose.parse.parsed_log import FindingGroup, ParsedLog
 from diagnose.parse.prefixes import RANK_CENSUS, SRUN_RANK
 from diagnose.parse.roles import assign_roles
 from diagnose.parse.scanner import Scanner
-from diagnose.parse.sources import hints, masked_name
-from diagnose.parse.timestamps import ISO_DATE, parse_timestamp
+from diagnose.parse.sources import masked_name, ordered_sources
+from diagnose.parse.timestamps import ISO_DATE, YEARLESS, parse_timestamp, rebase_log
 from diagnose.schema import Event, Finding, LogLine, Redactions
 from diagnose.settings import user_dir
 
@@ -35,9 +35,14 @@ KEEP_PER_KEY = 3
 MAX_EVENTS_PER_KEY = 4
 WINDOW = 3
 LOOKBACK = 200
-_LAUNCH_FACTS = [("node_rank", re.compile(r"\bnode[_-]rank[= ](\d+)")), ("nproc", re.compile(r"\bnproc[_-]per[_-]node[= ](\d+)")),
-                 ("global_ranks", re.compile(r"\bglobal_ranks=\[([\d, ]+)\]")),
-                 ("nnodes", re.compile(r"\bnnodes[= ](\d+)")), ("world_size", re.compile(r"\b(?:WORLD_SIZE|world_size)[=:] ?(\d+)"))]
+YEAR_SEARCH_CHARS = 64 * 1024
+_LAUNCH_FACTS = [
+    ("node_rank", re.compile(r"\bnode[_-]rank[= ](\d+)")),
+    ("nproc", re.compile(r"\bnproc[_-]per[_-]node[= ](\d+)")),
+    ("global_ranks", re.compile(r"\bglobal_ranks=\[([\d, ]+)\]")),
+    ("nnodes", re.compile(r"\bnnodes[= ](\d+)")),
+    ("world_size", re.compile(r"\b(?:WORLD_SIZE|world_size)[=:] ?(\d+)")),
+]
 
 
 class SignatureMatcher(Protocol):
@@ -66,8 +71,7 @@ class _Redactor(Protocol):
 class LogReader:
     """Accumulates one log (one or more sources) into a ParsedLog."""
 
-    def __init__(self, rules: SignatureMatcher, redactor: _Redactor,
-                 progress: Callable[[int], None] | None = None) -> None:
+    def __init__(self, rules: SignatureMatcher, redactor: _Redactor, progress: Callable[[int], None] | None = None) -> None:
         self.rules = rules
         self.redactor = redactor
         self.progress = progress
@@ -76,20 +80,18 @@ class LogReader:
         self.log = ParsedLog()
         self._ranks: set[int] = set()
         self._kept: dict[tuple[str, str, int | None], int] = {}
+        self._latest: dict[tuple[str, str, int | None], int] = {}
         self._groups: dict[tuple[str, str], FindingGroup] = {}
         self._group_ranks: dict[tuple[str, str], set[int]] = {}
         self._event_keys: dict[tuple[str, int | None], int] = {}
         self._excerpt_keys: set[tuple[str, int]] = set()
-        self._year: int | None = None
+        self._years: set[int] = set()
         self._replaced = 0
 
     def read(self, sources: Iterable[Source]) -> ParsedLog:
         """Read every source in order and return the ParsedLog."""
-        sources = list(sources)
-        has_master = any("master-0" in s.name for s in sources)
-        for index, source in enumerate(sources):
+        for index, (source, rank_hint, host_hint) in enumerate(ordered_sources(list(sources), self.redactor)):
             name = masked_name(source.name, self.redactor)
-            rank_hint, host_hint = hints(source.name, self.redactor, has_master=has_master)
             self.log.sources.append(name)
             if rank_hint is not None:
                 self.log.rank_hints[name] = rank_hint
@@ -100,14 +102,14 @@ class LogReader:
                 self.log.lines[name] = kept
         return self._finish()
 
-    def _chunk(self, chunk: Chunk, index: int, name: str, rank_hint: int | None, host_hint: str | None,
-               kept: list[str] | None) -> list[str] | None:
+    def _chunk(
+        self, chunk: Chunk, index: int, name: str, rank_hint: int | None, host_hint: str | None, kept: list[str] | None
+    ) -> list[str] | None:
         text = self.redactor.redact_text(chunk.text)
         self._replaced += chunk.replaced_bytes
-        if self._year is None:
-            iso = ISO_DATE.search(text)
-            if iso:
-                self._year = int(iso.group(1))
+        iso = ISO_DATE.search(text, 0, YEAR_SEARCH_CHARS)  # a chunk's head tells its year; all of it costs seconds
+        if iso:
+            self._years.add(int(iso.group(1)))
         lines = cut_long_lines(text.split("\n"))
         self.log.has_text = self.log.has_text or (not text.isspace() and bool(text))
         self.log.line_count += len(lines)
@@ -122,7 +124,7 @@ class LogReader:
 
         def make(i: int) -> LogLine:
             if i not in made:
-                made[i] = make_line(name, first + i, lines[i], rank_hint=rank_hint, host_hint=host_hint, year=self._year)
+                made[i] = make_line(name, first + i, lines[i], rank_hint=rank_hint, host_hint=host_hint, year=YEARLESS)
             return made[i]
 
         structural = len(self.kinds)
@@ -168,7 +170,7 @@ class LogReader:
             text = lines[j]
             if rank is not None and rank != rank_hint and f"{rank}]" not in text[:40] and f"{rank}:" not in text[:12]:
                 continue
-            stamp = parse_timestamp(text, year=self._year)
+            stamp = parse_timestamp(text, year=YEARLESS)
             if stamp is not None:
                 return stamp
         return None
@@ -176,8 +178,7 @@ class LogReader:
     def _structural(self, kind: str, line: LogLine, i: int, lines: list[str], make: Callable[[int], LogLine]) -> None:
         key = (kind, line.rank)
         if kind == "child_failed":
-            if not any(r.get("source") == line.source and int(r["line"]) > line.line - BLOCK_SPAN
-                       for r in self.log.failure_records):
+            if not any(r.get("source") == line.source and int(r["line"]) > line.line - BLOCK_SPAN for r in self.log.failure_records):
                 block = [make(j) for j in range(i, min(i + BLOCK_SPAN, len(lines)))]
                 self.log.failure_records.extend(child_failed_block(block))
             return
@@ -188,7 +189,7 @@ class LogReader:
             if line.rank is not None and line.host:
                 self.log.hosts.setdefault(line.rank, line.host)
             return
-        if self._event_keys.get(key, 0) >= MAX_EVENTS_PER_KEY:
+        if self._event_keys.get(key, 0) >= MAX_EVENTS_PER_KEY and kind != "traceback":
             self._event_keys[key] += 1
             return
         self._event_keys[key] = self._event_keys.get(key, 0) + 1
@@ -196,16 +197,23 @@ class LogReader:
             following = [(j, lines[j]) for j in range(i + 1, min(i + 301, len(lines)))]
             tb_lines = collect_traceback(line, following, lambda j, _text: make(j))
             event: Event = traceback_event(tb_lines)
+            if self._event_keys[key] > MAX_EVENTS_PER_KEY:  # keep the first few and the latest: the one that ended the process
+                self._drop_latest("traceback", line.rank)
         else:
             event = line_event(kind, line)
         self.log.events.append(event)
+
+    def _drop_latest(self, kind: str, rank: int | None) -> None:
+        for i in range(len(self.log.events) - 1, -1, -1):
+            if self.log.events[i].kind == kind and self.log.events[i].rank == rank:
+                del self.log.events[i]
+                return
 
     def _finding(self, finding: Finding) -> None:
         group_key = (finding.entry_id, finding.role)
         group = self._groups.get(group_key)
         if group is None:
-            group = self._groups[group_key] = FindingGroup(entry_id=finding.entry_id, role=finding.role,
-                                                           first_order=finding.order)
+            group = self._groups[group_key] = FindingGroup(entry_id=finding.entry_id, role=finding.role, first_order=finding.order)
             self._group_ranks[group_key] = set()
         group.count += 1
         if finding.rank is not None:
@@ -214,7 +222,10 @@ class LogReader:
         seen = self._kept.get(key, 0)
         self._kept[key] = seen + 1
         if seen < KEEP_PER_KEY:
+            self._latest[key] = len(self.log.findings)
             self.log.findings.append(finding)
+        else:  # keep the first few and the latest: where a repeated message ended up (a loss scale, a retry)
+            self.log.findings[self._latest[key]] = finding
 
     def _excerpt(self, lines: list[str], i: int, make: Callable[[int], LogLine]) -> None:
         for j in range(max(0, i - WINDOW), min(len(lines), i + WINDOW + 1)):
@@ -264,6 +275,8 @@ class LogReader:
 
     def _finish(self) -> ParsedLog:
         self._sweep()
+        if self._years:  # year-less stamps into the earliest full date's year: independent of the order files were read in
+            rebase_log(self.log, min(self._years))
         log = self.log
         log.ranks = sorted(self._ranks | {f.rank for f in log.findings if f.rank is not None})
         for group_key, group in self._groups.items():
@@ -281,6 +294,5 @@ class LogReader:
         counts = dict(self.redactor.counts)
         log.redactions = Redactions(total=sum(counts.values()), by_type=counts)
         assign_roles(log)
-        log.excerpts.sort(key=lambda line: (log.sources.index(line.source) if line.source in log.sources else 0,
-                                            line.line))
+        log.excerpts.sort(key=lambda line: (log.sources.index(line.source) if line.source in log.sources else 0, line.line))
         return log

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePath
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from diagnose.parse.ingest import Source
 
 _GENERIC = re.compile(r"^(?:(?:rank|worker|proc|process|task|gpu|local_rank|part|slurm)[-_.]?\d+|\d+|[A-Za-z_]+)$", re.I)
 _FILE_RANK = re.compile(r"(?:rank|proc|process|worker|gpu)[-_.]?(\d+)$|^(\d+)$", re.I)
@@ -64,3 +67,17 @@ def hints(name: str, redactor: _LineRedactor, *, has_master: bool) -> tuple[int 
         if any(ch.isdigit() for ch in part) and not _GENERIC.match(part):
             host = _mask_as_host(part, redactor)
     return rank, host
+
+
+def ordered_sources(sources: list[Source], redactor: _LineRedactor) -> list[tuple[Source, int | None, str | None]]:
+    """(source, rank hint, host hint) in a canonical order: by the rank a file name gives, then by name.
+
+    A number in a file name is a rank only among several files (a directory of per-rank logs); a single
+    file's name (``016.log``) never sets its rank. The order does not depend on how the files were given,
+    and renaming files without changing the ranks their names give does not change it.
+    """
+    has_master = any("master-0" in s.name for s in sources)
+    hinted = [(source, *hints(source.name, redactor, has_master=has_master)) for source in sources]
+    if len(sources) <= 1:
+        hinted = [(source, None, host) for source, _, host in hinted]
+    return sorted(hinted, key=lambda item: (item[1] is None, item[1] or 0, PurePath(item[0].name).name, item[0].name))

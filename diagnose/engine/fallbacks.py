@@ -1,0 +1,92 @@
+"""When no signature names a root cause: the launcher's teardown alone, then the nearest encyclopedia example.
+
+1. Only a launcher's teardown is in the log (``elastic-teardown``, ``mpi-abort``): its entry is named, weakly,
+   when the launcher reports a failure a person did not cause (a deliberate stop is not a failure) and not only
+   victims' signals; the rank is the launcher's root cause or the first rank it saw exit on its own.
+2. The log's error-like lines are embedded and each one's nearest signature example is looked up in the vector
+   store (``KBIndex.nearest_examples``); at or above a similarity calibrated on the dev split
+   (``calibration.json``'s ``retrieval_threshold``) that entry is proposed with a low score, the example as its
+   reason. Below it: ``unknown``, with a note saying what was nearest.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from diagnose.encyclopedia.entries import Entry
+from diagnose.engine.attribution import VICTIM_EXITS, exits
+from diagnose.engine.calibration import retrieval_threshold
+from diagnose.engine.candidates import Scored, chronological
+from diagnose.parse.parsed_log import ParsedLog
+from diagnose.schema import Finding, LogLine
+
+if TYPE_CHECKING:
+    from diagnose.encyclopedia.index import KBIndex
+
+TEARDOWN_ONLY = 0.5
+"""A teardown-only answer weighs this share of its signature's weight."""
+DELIBERATE = frozenset({"user-interrupt"})
+"""Teardowns that are a person's decision, not a failure: never named on their own."""
+RETRIEVED_SCORE = 0.4
+"""The score of a retrieved proposal: above MIN_SCORE, below any signature's answer."""
+MAX_LINES = 20
+RETRIEVAL_NOTE = "retrieval: nearest example of {entry} at similarity {score:.2f}"
+"""The note's fixed head (``diagnose eval --calibrate`` reads it back to fit the threshold)."""
+
+
+def teardown_only(log: ParsedLog, entries: dict[str, Entry]) -> list[Scored]:
+    """The collateral entry whose teardown is all the log shows, when it reports a failure."""
+    launcher_exits = [code for _, code, _, _ in exits(log) if code != 0]
+    if launcher_exits and all(code in VICTIM_EXITS for code in launcher_exits):
+        return []
+    collateral = {eid for eid, entry in entries.items() if entry.kind == "collateral" and eid not in DELIBERATE}
+    if any(f.entry_id in DELIBERATE for f in log.findings):
+        return []
+    scored: dict[str, Scored] = {}
+    for finding in chronological([f for f in log.findings if f.entry_id in collateral and f.role == "teardown"]):
+        item = scored.setdefault(finding.entry_id, Scored(finding.entry_id, 0.0))
+        item.findings.append(finding)
+        item.score = round(max(item.score, finding.weight * TEARDOWN_ONLY), 3)
+    return sorted(scored.values(), key=lambda s: -s.score)
+
+
+def _error_lines(log: ParsedLog) -> list[LogLine]:
+    events = [e for e in log.events if e.kind in ("traceback", "error_line")]  # signals are how processes were stopped
+    tracebacks = [e.anchor for e in events if e.kind == "traceback"]
+    seen: dict[str, LogLine] = {}
+    for line in [*tracebacks[::-1], *(e.anchor for e in events if e.kind != "traceback")]:
+        seen.setdefault(line.text.strip(), line)
+    return list(seen.values())[:MAX_LINES]
+
+
+def retrieved(log: ParsedLog, index: KBIndex, threshold: float | None = None) -> tuple[list[Scored], list[str]]:
+    """(a proposal from the nearest example when it is close enough, notes saying what was nearest)."""
+    lines = _error_lines(log)
+    hits = [(line, hit) for line, hit in zip(lines, index.nearest_examples([line.text for line in lines]), strict=True) if hit]
+    if not hits:
+        return [], []
+    line, hit = max(hits, key=lambda pair: pair[1].score)
+    limit = retrieval_threshold() if threshold is None else threshold
+    note = RETRIEVAL_NOTE.format(entry=hit.entry_id, score=hit.score) + f" (threshold {limit:.2f}): {hit.example[:200]}"
+    if hit.score < limit:
+        return [], [note + "; below the threshold: not proposed"]
+    finding = Finding(
+        entry_id=hit.entry_id,
+        signature="retrieval",
+        role="initiating",
+        weight=hit.score,
+        rank=line.rank,
+        host=line.host,
+        timestamp=line.timestamp,
+        order=0,
+        evidence=line,
+    )
+    return [Scored(hit.entry_id, RETRIEVED_SCORE, [finding], notes=[note])], []
+
+
+def when_nothing_found(log: ParsedLog, entries: dict[str, Entry], index: KBIndex | None) -> tuple[list[Scored], list[str]]:
+    """Candidates when the signatures found none (teardown only, then retrieval), and notes for an ``unknown``."""
+    named = teardown_only(log, entries)
+    if named or index is None:
+        return named, []
+    return retrieved(log, index)

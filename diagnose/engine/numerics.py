@@ -1,0 +1,51 @@
+"""Numeric discriminator for fp16 loss scaling: a scale driven down to a floor is a collapse, a few skips are not.
+
+Dynamic loss scaling skips a step and halves the scale on every overflow; healthy runs do this now and then
+and recover. ``fp16-loss-scale-collapse``'s noise signature captures the scale each reduction reached (named
+groups ``reduced``, ``apex``, ``dynamic``: DeepSpeed, apex and fairseq/Megatron wordings); when it has been
+reduced several times and reached ``FLOOR``, the run is collapsing even before the library gives up.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from diagnose.engine.candidates import Scored
+from diagnose.parse.parsed_log import ParsedLog
+
+ENTRY = "fp16-loss-scale-collapse"
+FLOOR = 16.0
+"""A loss scale at or below this (from a usual start of 2**16) means overflows even at tiny scales."""
+MIN_REDUCTIONS = 3
+"""Fewer reductions than this are the usual occasional skipped step."""
+SCORE = 0.75
+_GROUPS = ("reduced", "apex", "dynamic")
+
+
+@lru_cache(maxsize=16)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _scale(text: str, pattern: str) -> float | None:
+    match = _compiled(pattern).search(text)
+    if match is None:
+        return None
+    groups = match.groupdict()
+    value = next((groups[name] for name in _GROUPS if groups.get(name)), None)
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def loss_scale_collapse(log: ParsedLog) -> Scored | None:
+    """A candidate when the loss scale was reduced at least MIN_REDUCTIONS times down to FLOOR, else None."""
+    findings = [f for f in log.findings if f.entry_id == ENTRY and f.role == "noise"]
+    scaled = [(f, s) for f, s in ((f, _scale(f.evidence.text, f.signature)) for f in findings) if s is not None]
+    # the reader keeps the first few lines of a repeated message and the latest: enough to count to MIN_REDUCTIONS
+    reductions = len({(f.evidence.source, f.evidence.line) for f, _ in scaled})
+    if not scaled or min(s for _, s in scaled) > FLOOR or reductions < MIN_REDUCTIONS:
+        return None
+    return Scored(ENTRY, SCORE, [f for f, _ in scaled])

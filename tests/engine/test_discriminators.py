@@ -1,0 +1,108 @@
+"""Numeric discriminators, what ended the process, hangs by elimination: table-driven, through the real pipeline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from diagnose.engine.memory import Accounting
+from diagnose.parse.ingest import Source
+from diagnose.pipeline import diagnose
+from diagnose.schema import Diagnosis
+
+GIB = 2**30
+MIB = 2**20
+OOM = (
+    "[rank{r}]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {req}. GPU 3 has a total capacity of {cap} "
+    "of which 98.00 MiB is free. Process 387746 has 78.89 GiB memory in use. Of the allocated memory 70.12 GiB is allocated "
+    "by PyTorch, and {frag} is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation."
+)
+
+
+def _run(tmp_path: Path, text: str, name: str = "log.txt") -> Diagnosis:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return diagnose([Source(name, path)]).diagnosis
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "capacity", "unallocated", "fragmented"),
+    [
+        (132 * MIB, 79.1 * GIB, 765.81 * MIB, False),  # 1 % of the card: the card is simply full
+        (158 * MIB, 23.69 * GIB, 910.35 * MIB, True),  # trapped memory could serve the request, 4 % of the card
+        (6.22 * GIB, 79.15 * GIB, 4.93 * GIB, False),  # trapped memory smaller than the request
+        (35.6 * GIB, 79.33 * GIB, 40.69 * GIB, True),
+    ],
+)
+def test_fragmentation_is_decided_from_the_numbers(request_bytes: float, capacity: float, unallocated: float, fragmented: bool) -> None:
+    assert Accounting(request_bytes, capacity, unallocated).fragmented is fragmented
+
+
+@pytest.mark.parametrize(
+    ("frag", "expected", "noted"),
+    [
+        ("765.81 MiB", "cuda-oom", True),
+        ("40.00 MiB", "cuda-oom", False),
+        ("9.50 GiB", "cuda-memory-fragmentation", False),
+    ],
+)
+def test_minor_fragmentation_is_a_note_on_cuda_oom(tmp_path: Path, frag: str, expected: str, noted: bool) -> None:
+    diagnosis = _run(tmp_path, OOM.format(r=3, req="132.00 MiB", cap="79.10 GiB", frag=frag) + "\n")
+    assert diagnosis.root_cause.id == expected
+    assert any(n.startswith("also: ") and "expandable_segments" in n for n in diagnosis.notes) is noted
+
+
+def _overflows(scales: list[int]) -> str:
+    return "".join(
+        f"[2023-06-07 22:{10 + i}:00,018] [INFO] [loss_scaler.py:181:update_scale] [deepspeed] OVERFLOW! Rank 0 "
+        f"Skipping step. Attempted loss scale: {s}, reducing to {s // 2}\n"
+        for i, s in enumerate(scales)
+    )
+
+
+@pytest.mark.parametrize(
+    ("scales", "expected"),
+    [
+        ([64, 32, 16, 8, 4], "fp16-loss-scale-collapse"),  # driven to the floor
+        ([65536, 32768, 65536, 32768], "unknown"),  # the occasional skipped step of a healthy run
+        ([16, 8], "unknown"),  # too few reductions to call it
+    ],
+)
+def test_loss_scale_floor(tmp_path: Path, scales: list[int], expected: str) -> None:
+    assert _run(tmp_path, _overflows(scales)).root_cause.id == expected
+
+
+def test_the_exception_that_ended_the_process_outranks_an_earlier_survived_one(tmp_path: Path) -> None:
+    text = (
+        'Traceback (most recent call last):\n  File "setup.py", line 3, in build\n'
+        "torch._inductor.exc.InductorError: CppCompileError: C++ compile error\n"
+        "falling back to eager mode\nstep 1 loss 2.31\n"
+        'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n'
+        + OOM.format(r=0, req="2.00 GiB", cap="79.10 GiB", frag="40.00 MiB").split("]: ", 1)[1]
+        + "\n"
+    )
+    assert _run(tmp_path, text).root_cause.id == "cuda-oom"
+
+
+WATCHDOG = (
+    "[rank{r}]:[E1202 10:00:0{r}.000000 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600010 "
+    "milliseconds before timing out.\n"
+)
+
+
+def test_a_rank_that_never_reports_is_found_by_elimination(tmp_path: Path) -> None:
+    diagnosis = _run(tmp_path, "".join(WATCHDOG.format(r=r) for r in range(1, 8)))
+    assert diagnosis.root_cause.id == "nccl-timeout-hang"
+    assert diagnosis.initiating_rank == 0  # rank 0 is a rank, not a missing value
+
+
+def test_a_launcher_blaming_rank_0_keeps_rank_0(tmp_path: Path) -> None:
+    text = (
+        "E0801 12:06:44.742000 18684 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: 1) "
+        "local_rank: 0 (pid: 18758) of binary: /usr/bin/python3\n"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("elastic-teardown", 0)
