@@ -22,7 +22,7 @@ from diagnose.parse.events import (
 from diagnose.parse.ingest import Chunk, Source, cut_long_lines, read_chunks
 from diagnose.parse.lines import make_line
 from diagnose.parse.parsed_log import FindingGroup, ParsedLog
-from diagnose.parse.prefixes import RANK_CENSUS, SRUN_RANK
+from diagnose.parse.rank_census import RankCensus
 from diagnose.parse.roles import assign_roles
 from diagnose.parse.scanner import Scanner
 from diagnose.parse.sources import masked_name, ordered_sources
@@ -78,7 +78,7 @@ class LogReader:
         self.scanner = Scanner(list(STRUCTURAL.values()) + rules.patterns, cache_dir=user_dir() / "cache")
         self.kinds = list(STRUCTURAL)
         self.log = ParsedLog()
-        self._ranks: set[int] = set()
+        self._census = RankCensus()
         self._kept: dict[tuple[str, str, int | None], int] = {}
         self._latest: dict[tuple[str, str, int | None], int] = {}
         self._groups: dict[tuple[str, str], FindingGroup] = {}
@@ -116,9 +116,9 @@ class LogReader:
         self.log.byte_count += len(chunk.text) + 1
         if self.progress:
             self.progress(len(chunk.text) + 1)
-        self._collect_ranks(text)
+        self._census.add(text, name)
         if rank_hint is not None:
-            self._ranks.add(rank_hint)
+            self._census.ranks.add(rank_hint)
         first = chunk.first_line
         made: dict[int, LogLine] = {}
 
@@ -155,14 +155,6 @@ class LogReader:
             match = pattern.search(line.text)
             if match and key not in facts:
                 facts[key] = match.group(1).replace(" ", "")
-
-    def _collect_ranks(self, text: str) -> None:
-        """Every rank a launcher prefix names in the chunk (one C-speed pass per prefix style present)."""
-        for marker, pattern in RANK_CENSUS:
-            if marker in text:
-                self._ranks.update(map(int, set(pattern.findall(text))))
-        if SRUN_RANK.match(text) or "\n0: " in text:
-            self._ranks.update(map(int, set(SRUN_RANK.findall(text))))
 
     def _recent_timestamp(self, lines: list[str], i: int, rank: int | None, rank_hint: int | None) -> float | None:
         """The timestamp of the closest earlier line of the same rank (tracebacks print none)."""
@@ -278,7 +270,7 @@ class LogReader:
         if self._years:  # year-less stamps into the earliest full date's year: independent of the order files were read in
             rebase_log(self.log, min(self._years))
         log = self.log
-        log.ranks = sorted(self._ranks | {f.rank for f in log.findings if f.rank is not None})
+        log.ranks = sorted(self._census.ranks | {f.rank for f in log.findings if f.rank is not None})
         for group_key, group in self._groups.items():
             group.ranks = sorted(self._group_ranks[group_key])
             log.groups.append(group)
