@@ -7,6 +7,10 @@ product's reader does: ~1 MB chunks cut at newlines, in order, on one Redactor.
 
     python bench/bench_redaction.py --size-mb 200
     python bench/bench_redaction.py --size-mb 50 --launcher-prefix   # pdsh "node07: " on every line
+    python bench/bench_redaction.py --generated [--seed N]           # masking figures on fresh secrets
+
+``--generated`` prints the acceptance figures of ``tests/redaction/generator.py``: the share of
+freshly generated secrets masked, of identifying values masked, and of harmless lines kept.
 """
 
 from __future__ import annotations
@@ -145,7 +149,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=int, default=200, help="size of the generated log in MB")
     parser.add_argument("--launcher-prefix", action="store_true", help="prefix every line with a host (pdsh)")
+    parser.add_argument("--generated", action="store_true", help="print masking figures on freshly generated secrets instead")
+    parser.add_argument("--seed", type=int, default=None, help="seed of --generated (default: fresh)")
+    parser.add_argument("--draws", type=int, default=3, help="draws per shape and prefix for --generated")
     args = parser.parse_args()
+    if args.generated:
+        print_generated(args.seed, args.draws)
+        return
     with tempfile.TemporaryDirectory(prefix="bench-redaction-") as tmp:
         path = Path(tmp) / "train.log"
         size = write_log(path, args.size_mb, launcher_prefix=args.launcher_prefix)
@@ -163,6 +173,19 @@ def main() -> None:
         print(f"plain read: {mb / read_s:8.1f} MB/s ({read_s:.2f} s)")
         print(f"redaction:  {mb / (read_s + redact_s):8.1f} MB/s end to end, {mb / redact_s:.1f} MB/s masking alone ({redact_s:.2f} s)")
         print(f"masks by type: {dict(sorted(redactor.counts.items()))}")
+
+
+def print_generated(seed: int | None, draws: int) -> None:
+    """Print the three acceptance figures of the generated corpus (secrets, identifying values, keep lines)."""
+    from tests.redaction.generator import IDENT_SHAPES, PREFIXES, SECRET_SHAPES, measure, run_seed
+
+    seed = run_seed() if seed is None else seed
+    figures = measure(seed, draws=draws)
+    print(f"generated corpus, seed {seed}: {len(SECRET_SHAPES)} secret shapes, {len(IDENT_SHAPES)} identifying shapes, "
+          f"{len(PREFIXES)} launcher prefixes, {draws} draws each")
+    print(f"secrets masked:            {figures.secrets:.2%}")
+    print(f"identifying values masked: {figures.idents:.2%}")
+    print(f"harmless lines unchanged:  {figures.keep:.2%}")
 
 
 if __name__ == "__main__":

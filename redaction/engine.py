@@ -1,24 +1,49 @@
-"""The presidio side: result types, the recognizer base classes and the registry.
+"""The presidio registry of this package's recognizers, built explicitly (no NLP engine).
 
-This is the only module that imports ``presidio_analyzer``. It is imported lazily (by
-:class:`redaction.Redactor` on construction), so ``import redaction`` stays cheap.
-
-No NLP engine is built: recognizers are called directly on the few lines the prefilter
-selects, which is what presidio's ``AnalyzerEngine`` would do with a ``no_op`` NLP engine,
-minus the network look-ups of the default engine (a spaCy model download) and of presidio's
-e-mail recognizer (tldextract's public suffix list). Neither is used here, so nothing needs
-``TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS`` and ``os.environ`` is never written.
+The presidio types come from :mod:`redaction.framework`; the recognizers import them from
+there too, so the import graph is a line: engine -> recognizers -> framework.
 """
 
 from __future__ import annotations
 
-from presidio_analyzer import Pattern, PatternRecognizer, RecognizerRegistry, RecognizerResult
+from collections.abc import Iterable
+from functools import cache
+from typing import NamedTuple
 
-__all__ = ["Pattern", "PatternRecognizer", "RecognizerRegistry", "RecognizerResult", "build_registry"]
+from redaction.cache import cache_dir
+from redaction.framework import Pattern, PatternRecognizer, RecognizerRegistry, RecognizerResult
+from redaction.prefilter import PEM_ID, UNSURE_ID, Prefilter
+from redaction.recognizers import all_recognizers
+from redaction.recognizers.base import LogRecognizer
+from redaction.unsure import UNSURE_PREFILTER
+
+__all__ = ["Engine", "Pattern", "PatternRecognizer", "RecognizerRegistry", "RecognizerResult", "build_registry", "shared_engine"]
+
+SPECIAL_PATTERNS = ((r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY", True, PEM_ID), (UNSURE_PREFILTER, False, UNSURE_ID))
 
 
-def build_registry() -> RecognizerRegistry:
-    """Return a presidio registry holding exactly this package's recognizers, in priority order."""
-    from redaction.recognizers import all_recognizers
+def build_registry(recognizers: Iterable[LogRecognizer] | None = None) -> RecognizerRegistry:
+    """Return a presidio registry holding ``recognizers`` (default: all of this package's), in priority order."""
+    return RecognizerRegistry(recognizers=list(all_recognizers() if recognizers is None else recognizers), global_regex_flags=0)
 
-    return RecognizerRegistry(recognizers=all_recognizers(), global_regex_flags=0)
+
+class Engine(NamedTuple):
+    """What every Redactor shares: the recognizers and the compiled prefilter (no session state)."""
+
+    recognizers: list[LogRecognizer]
+    block_ids: frozenset[int]
+    prefilter: Prefilter
+    max_window: int
+
+
+@cache
+def shared_engine(use_hyperscan: bool) -> Engine:
+    """Build the recognizers and the prefilter once per process (the prefilter from the disk cache when fresh)."""
+    recognizers: list[LogRecognizer] = list(build_registry().recognizers)
+    patterns = [(regex, rec.prefilter_caseless, i) for i, rec in enumerate(recognizers) if not rec.BLOCK_LEVEL for regex in rec.prefilter]
+    return Engine(
+        recognizers=recognizers,
+        block_ids=frozenset(i for i, rec in enumerate(recognizers) if rec.BLOCK_LEVEL),
+        prefilter=Prefilter([*patterns, *SPECIAL_PATTERNS], use_hyperscan=use_hyperscan, cache_dir=cache_dir()),
+        max_window=max((rec.window for rec in recognizers), default=0),
+    )

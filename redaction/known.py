@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from redaction.placeholders import Pseudonyms
 
 try:
     import hyperscan
@@ -25,6 +29,9 @@ _STOPWORDS = frozenset(
     {"root", "ubuntu", "admin", "user", "users", "home", "data", "test", "train", "model", "shared", "guest", "runner", "local"}
 )
 _MAX_VALUES = 10_000
+# Hyperscan refuses literals much longer than this ("Pattern length exceeds limit"); longer
+# values (a 16 KB token) are found with ``bytes.find`` instead.
+_MAX_LITERAL = 1000
 # New values go to a small matcher rebuilt on every change (about 1 ms); once this many
 # wait, everything is merged into the main matcher (about 5 ms per 300 values).
 _MERGE_AT = 64
@@ -83,8 +90,11 @@ class _Matcher:
     """A multi-literal matcher over some known values (Hyperscan, or one Python regex)."""
 
     def __init__(self, entities: dict[str, str], values: list[str], *, use_hyperscan: bool) -> None:
-        self._values = list(values)
+        self._long = [v for v in values if len(_encode(v)) > _MAX_LITERAL]
+        self._values = [v for v in values if len(_encode(v)) <= _MAX_LITERAL]
         self._db = None
+        if not self._values:
+            return
         if use_hyperscan:
             self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
             # Literals have a fixed length, so the match start needs no (costly) SOM tracking.
@@ -107,17 +117,31 @@ class _Matcher:
     def find(self, data: bytes) -> list[tuple[int, int, str]]:
         """Return ``(start, end, value)`` of every occurrence, in no particular order."""
         hits: list[tuple[int, int, int]] = []
+        found = _find_long(data, self._long)
+        if not self._values:
+            return found
         if self._db is not None:
             self._db.scan(data, match_event_handler=_collect, context=hits, scratch=self._scratch)
-            found = [(end - self._lengths[i], end, self._values[i]) for i, _, end in hits]
+            found += [(end - self._lengths[i], end, self._values[i]) for i, _, end in hits]
         else:
-            found = []
             for match in self._regex.finditer(data):
                 text = match.group().decode("utf-8", "surrogatepass")
                 value = self._by_lower.get(text.lower())
                 if value is not None and (value == text or value in self._caseless):
                     found.append((match.start(), match.end(), value))
         return found
+
+
+def _find_long(data: bytes, values: list[str]) -> list[tuple[int, int, str]]:
+    """Every occurrence of each (long) value, case-sensitively."""
+    found = []
+    for value in values:
+        raw = _encode(value)
+        pos = data.find(raw)
+        while pos >= 0:
+            found.append((pos, pos + len(raw), value))
+            pos = data.find(raw, pos + len(raw))
+    return found
 
 
 def _encode(text: str) -> bytes:
@@ -128,3 +152,46 @@ def _encode(text: str) -> bytes:
 def _collect(pattern_id: int, start: int, end: int, flags: int, hits: list[tuple[int, int, int]]) -> None:
     """Hyperscan match callback: remember which value matched where."""
     hits.append((pattern_id, start, end))
+
+
+# A word that may be a value an earlier session masked: host, user, e-mail, token.
+_WORD_RE = re.compile(r"(?<![<\w.@+%-])[A-Za-z0-9_][A-Za-z0-9._@+%-]*[A-Za-z0-9_]")
+
+
+def mask_hashed(text: str, pseudonyms: Pseudonyms) -> str:
+    """Mask words an earlier session masked, known here only by their keyed hashes."""
+    found = sweep_hashed(text, pseudonyms.known_number, list(pseudonyms.hashed))
+    if not found:
+        return text
+    pieces, pos = [], 0
+    for start, end, entity in found:
+        pieces.append(text[pos:start])
+        pieces.append(pseudonyms.placeholder(entity, text[start:end]))
+        pos = end
+    pieces.append(text[pos:])
+    return "".join(pieces)
+
+
+def sweep_hashed(text: str, number_of: Callable[[str, str], int | None], entities: list[str]) -> list[tuple[int, int, str]]:
+    """Find words an earlier session masked, knowing them only by keyed hash.
+
+    ``number_of(entity, word)`` answers from the hashes (see ``Pseudonyms.known_number``).
+    Returns ``(start, end, entity)`` of each word found, in order; a host is also tried by its
+    first label (``kestrel`` in ``kestrel.cluster.internal``). The same floors and stop words
+    as for known values apply, so a short password cannot mask a common word.
+    """
+    floors = {entity: _MIN_LENGTH.get(entity, 7) for entity in entities if entity in _MIN_LENGTH or entity == "IP"}
+    found = []
+    for match in _WORD_RE.finditer(text):
+        word = match.group()
+        if word.lower() in _STOPWORDS:
+            continue
+        for entity, floor in floors.items():
+            if len(word) >= floor and number_of(entity, word) is not None:
+                found.append((match.start(), match.end(), entity))
+                break
+            label = word.split(".", 1)[0]
+            if entity == "HOST" and label != word and len(label) >= floor and number_of(entity, label) is not None:
+                found.append((match.start(), match.start() + len(label), entity))
+                break
+    return found

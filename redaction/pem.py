@@ -20,6 +20,22 @@ _PREFIX_RE = re.compile(_PREFIX)
 # A body line: optional launcher prefix, then base64 or a PEM header.
 _BODY_RE = re.compile(rf"^(?P<prefix>{_PREFIX})(?P<body>[A-Za-z0-9+/=]{{2,}}|(?:Proc-Type|DEK-Info|Comment|Version|Hash):.*)\s*$")
 MAX_LINES = 400
+_DIGITS = re.compile(r"[0-9]+")
+_BODY_ONLY_RE = re.compile(r"(?P<body>[A-Za-z0-9+/=]{2,}|(?:Proc-Type|DEK-Info|Comment|Version|Hash):.*)\s*$")
+
+
+def prefix_shape(prefix: str) -> re.Pattern[str] | None:
+    """A regex for the launcher prefix of a BEGIN line, with every digit run free.
+
+    Whatever stands before ``-----BEGIN`` (``  3: ``, ``[1,0]<stdout>:``, a kubectl or Python
+    logging timestamp, ``[rank3]:``) is printed again before every line of the key, with
+    other timestamps; the body lines are recognised behind the same shape of prefix.
+    """
+    if not prefix.strip():
+        return None
+    parts = _DIGITS.split(prefix)
+    return re.compile("[0-9]+".join(re.escape(part) for part in parts))
+
 
 Placeholder = Callable[[], str]
 
@@ -31,6 +47,7 @@ class PemMasker:
         self._new_placeholder = new_placeholder
         self._current: str | None = None
         self._lines = 0
+        self._shape: re.Pattern[str] | None = None
 
     @property
     def active(self) -> bool:
@@ -49,15 +66,19 @@ class PemMasker:
                 return None
             self._current = self._new_placeholder()
             self._lines = 0
+            self._shape = prefix_shape(line[: begin.start()])
             return line[: begin.start()] + self._after_begin(line[begin.start() :])
         self._lines += 1
+        shaped = self._shape.match(line) if self._shape is not None else None
         end = END_RE.search(line)
         if end is not None:
             self._current, placeholder = None, self._current
-            prefix = _PREFIX_RE.match(line, 0, end.start()).group()
+            prefix = shaped.group() if shaped and shaped.end() <= end.start() else _PREFIX_RE.match(line, 0, end.start()).group()
             return prefix + placeholder + line[end.end() :]
+        if shaped is not None and (rest := _BODY_ONLY_RE.match(line, shaped.end() + _space(line, shaped.end()))):
+            return line[: rest.start()] + self._current
         body = _BODY_RE.match(line)
-        if (body is None and line.strip()) or self._lines > MAX_LINES:
+        if (body is None and line.strip() and line.strip() != (shaped.group().strip() if shaped else None)) or self._lines > MAX_LINES:
             self._current = None
             return None
         return line if body is None else body.group("prefix") + self._current
@@ -69,3 +90,8 @@ class PemMasker:
             self._current, placeholder = None, self._current
             return placeholder + rest[end.end() :]
         return self._current
+
+
+def _space(line: str, pos: int) -> int:
+    """Count the blanks at ``line[pos:]``."""
+    return len(line) - pos - len(line[pos:].lstrip(" \t"))

@@ -3,17 +3,32 @@
 Hyperscan (PyPI ``hyperscan``) scans all prefilter patterns of all recognizers at once; each
 match's end offset names a candidate line and the pattern id names the recognizer to run there.
 Without Hyperscan the same patterns run as Python regexes over the chunk: slower, same result.
+
+Compiling the Hyperscan database takes about half a second for the ~270 patterns, so the
+compiled database is cached (``hyperscan.dumpb``/``loadb``) in a file named by a hash of
+the pattern source, flags and Hyperscan version: a change to any pattern names a new file,
+and a missing, truncated or corrupt file is rebuilt and rewritten transparently.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Sequence
+from pathlib import Path
+
+from redaction.cache import prune, read_blob, write_blob
 
 try:
     import hyperscan
 except ImportError:  # pragma: no cover - depends on the platform's wheels
     hyperscan = None
+
+# Owner ids of the redactor's own passes (recognizer ids are 0 and up): private-key blocks,
+# and random-looking values no recognizer claims (``redaction.unsure``).
+PEM_ID = -1
+UNSURE_ID = -2
 
 # Candidate lines: start byte offset -> (end offset without the newline, recognizer ids).
 Candidates = dict[int, tuple[int, set[int]]]
@@ -22,19 +37,19 @@ Candidates = dict[int, tuple[int, set[int]]]
 class Prefilter:
     """Compiled prefilter patterns; ``patterns[i]`` is ``(regex, caseless, owner_id)``."""
 
-    def __init__(self, patterns: Sequence[tuple[str, bool, int]], *, use_hyperscan: bool = True) -> None:
+    def __init__(self, patterns: Sequence[tuple[str, bool, int]], *, use_hyperscan: bool = True, cache_dir: Path | None = None) -> None:
         self._owners = [owner for _, _, owner in patterns]
         self._db = None
         self._regexes: list[re.Pattern[bytes]] = []
+        self.loaded_from_cache = False
         if use_hyperscan and hyperscan is not None:
-            self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            base = hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_ALLOWEMPTY
-            self._db.compile(
-                expressions=[regex.encode() for regex, _, _ in patterns],
-                ids=list(range(len(patterns))),
-                elements=len(patterns),
-                flags=[base | (hyperscan.HS_FLAG_CASELESS if caseless else 0) for _, caseless, _ in patterns],
-            )
+            path = cache_dir / f"redaction-prefilter-{source_key(patterns)}.hsdb" if cache_dir is not None else None
+            self._db = _load(path) if path is not None else None
+            self.loaded_from_cache = self._db is not None
+            if self._db is None:
+                self._db = _compile(patterns)
+                if path is not None and write_blob(path, hyperscan.dumpb(self._db)):
+                    prune(path.parent, "redaction-prefilter-*.hsdb", keep=path)
         else:
             self._regexes = [
                 re.compile(regex.encode(), re.MULTILINE | (re.IGNORECASE if caseless else 0)) for regex, caseless, _ in patterns
@@ -74,3 +89,39 @@ class Prefilter:
 def _collect(pattern_id: int, start: int, end: int, flags: int, ends: list[tuple[int, int]]) -> None:
     """Hyperscan match callback: remember the pattern and where its match ends."""
     ends.append((pattern_id, end))
+
+
+def source_key(patterns: Sequence[tuple[str, bool, int]]) -> str:
+    """Name a compiled database by everything it is built from."""
+    version = getattr(hyperscan, "__version__", "") if hyperscan is not None else ""
+    source = json.dumps([1, version, [[regex, caseless] for regex, caseless, _ in patterns]])
+    return hashlib.sha256(source.encode()).hexdigest()[:32]
+
+
+def _flags(caseless: bool) -> int:
+    """Hyperscan flags of one prefilter pattern."""
+    base = hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_ALLOWEMPTY
+    return base | (hyperscan.HS_FLAG_CASELESS if caseless else 0)
+
+
+def _compile(patterns: Sequence[tuple[str, bool, int]]) -> hyperscan.Database:
+    """Compile the prefilter patterns into one Hyperscan block-mode database."""
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    db.compile(
+        expressions=[regex.encode() for regex, _, _ in patterns],
+        ids=list(range(len(patterns))),
+        elements=len(patterns),
+        flags=[_flags(caseless) for _, caseless, _ in patterns],
+    )
+    return db
+
+
+def _load(path: Path) -> hyperscan.Database | None:
+    """Load a cached database; None when it is missing, corrupt or from another Hyperscan build."""
+    payload = read_blob(path)
+    if payload is None:
+        return None
+    try:
+        return hyperscan.loadb(payload, hyperscan.HS_MODE_BLOCK)
+    except hyperscan.error:
+        return None

@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from functools import cache, partial
-from typing import TYPE_CHECKING, NamedTuple
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from redaction.addresses import IPV4_RE, is_anonymous_ip
-from redaction.known import KnownValues
-from redaction.pem import PemMasker
+from redaction.known import KnownValues, mask_hashed
+from redaction.pem import BEGIN_RE, PemMasker
 from redaction.placeholders import Pseudonyms, escape_literals, host_key
-from redaction.prefilter import Prefilter
+from redaction.prefilter import PEM_ID, UNSURE_ID
 from redaction.spans import resolve
+from redaction.unsure import Unsure, UnsureLog
 
 if TYPE_CHECKING:
     from redaction.recognizers.base import LogRecognizer
 
-PEM_ID = -1
-_SPECIAL_PATTERNS = ((r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY", True, PEM_ID),)
+STATE_VERSION = 1
 _BATCH_CHARS = 1 << 18
 
 
@@ -27,10 +27,16 @@ class Redactor:
     Feed it lines or newline-joined blocks of whole lines, in order; a private-key block may
     span calls. Masking never adds or removes a newline, and the result does not depend on
     where the input was cut into blocks.
+
+    ``unsure`` lists values that look random but that no recognizer claimed (see
+    :mod:`redaction.unsure`); ``export_state``/``from_state`` carry the placeholders over to a
+    later session (a chat about the same log) without any raw value.
     """
 
     def __init__(self, *, use_hyperscan: bool = True) -> None:
-        engine = _engine(use_hyperscan)
+        from redaction.engine import shared_engine  # presidio: imported on first use, not by ``import redaction``
+
+        engine = shared_engine(use_hyperscan)
         self._recognizers = engine.recognizers
         self._block_ids = engine.block_ids
         self._prefilter = engine.prefilter
@@ -42,6 +48,50 @@ class Redactor:
         self._tail: list[str] = []
         self._block_values: dict[bytes, bytes] = {}
         self._known = KnownValues(use_hyperscan=use_hyperscan)
+        self._unsure = UnsureLog()
+        self._lines_done = 0
+        self._cite_issued = False
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any], *, use_hyperscan: bool = True) -> Redactor:
+        """A redactor that continues the session :meth:`export_state` described.
+
+        A raw value the earlier session masked gets the same placeholder, wherever it stands
+        (it is recognised by its keyed hash); new values get numbers after the existing ones.
+        Placeholders that session issued, met in this one's input (a question citing
+        ``<HOST_1>``), are kept as references instead of being escaped.
+        """
+        if state.get("version") != STATE_VERSION:
+            raise ValueError(f"unsupported redactor state version: {state.get('version')!r}")
+        redactor = cls(use_hyperscan=use_hyperscan)
+        redactor._pseudonyms = Pseudonyms.from_state(state)
+        redactor._keys = int(state.get("private_keys", 0))
+        redactor._cite_issued = True
+        return redactor
+
+    def export_state(self) -> dict[str, Any]:
+        """Return this session's placeholder state, JSON-safe and without raw values.
+
+        Holds the per-session HMAC key, the numbers issued per type and every masked value as
+        HMAC-SHA256(key, type + value): enough to give a value met again its placeholder, not
+        to recover it (short values can be guessed by whoever holds the key; keep the state
+        where the log's masked text is kept). Never holds ``unsure`` values.
+        """
+        return {"version": STATE_VERSION, "private_keys": self._keys, **self._pseudonyms.export_state()}
+
+    @property
+    def unsure(self) -> list[Unsure]:
+        """Random-looking values left unmasked: ``Unsure(line_no, snippet)``, at most ``UnsureLog.LIMIT``.
+
+        The snippet is masked text around the value *with the value in clear*, so the user can
+        judge it on their own terminal. Print it there only: never log, store, send or cache it.
+        """
+        return list(self._unsure.items)
+
+    @property
+    def unsure_total(self) -> int:
+        """How many unsure values were seen, including those beyond the list's limit."""
+        return self._unsure.total
 
     @property
     def counts(self) -> dict[str, int]:
@@ -83,10 +133,13 @@ class Redactor:
         (``<_HOST_1>``), so a placeholder in the output always means what this session meant.
         """
         self._pseudonyms.reserve_literals(text)
-        text = escape_literals(text, self._pseudonyms)
+        if not self._cite_issued:
+            text = escape_literals(text, self._pseudonyms)
         data = _encode(text)
         masked = self._known.sweep(self._mask_block(data), self._pseudonyms.placeholder)
-        return text if masked is data else _decode(masked)
+        self._lines_done += text.count("\n") + 1
+        out = text if masked is data else _decode(masked)
+        return mask_hashed(out, self._pseudonyms) if self._pseudonyms.hashed else out
 
     def sweep_known(self, masked: str) -> str:
         """Mask, in text this session already returned, the values it learned only later in the log.
@@ -108,6 +161,7 @@ class Redactor:
         if not candidates and not self._pem.active:
             return self._sub_blocks(data)
         out: list[bytes] = []
+        line_no = counted = 0  # newlines in data[:counted], for the line numbers of unsure values
         pos = self._continue_pem(data, out, 0) if self._pem.active else 0
         for start in sorted(candidates):
             if start < pos:
@@ -118,12 +172,23 @@ class Redactor:
             pos = end
             ids = ids | self._block_ids
             if PEM_ID in ids and self._pem.begin_in(line):
-                out.append(_encode(self._mask_prefix(self._pem.mask(line))))
+                # the text before the BEGIN marker is an ordinary line: mask it with its recognizers
+                begin = BEGIN_RE.search(line)
+                head = line[: begin.start()] if begin else ""
+                keyed = self._pem.mask(line) or line
+                context: Callable[[int], str] = partial(_context, data, start, tail=tail)
+                masked_head = self._mask_line(head, ids, context) if head.strip() else head
+                out.append(_encode(masked_head + keyed[len(head) :]))
                 if self._pem.active:
                     out.append(data[pos : pos + 1])
                     pos = self._continue_pem(data, out, pos + 1)
                 continue
-            out.append(_encode(self._mask_line(line, ids, lambda n, s=start: _context(data, s, n, tail))))
+            masked = self._mask_line(line, ids, partial(_context, data, start, tail=tail))
+            if UNSURE_ID in ids:
+                line_no += data.count(b"\n", counted, start)
+                counted = start
+                self._unsure.check(masked, self._lines_done + line_no + 1)
+            out.append(_encode(masked))
         out.append(self._sub_blocks(data[pos:]))
         return b"".join(out)
 
@@ -207,30 +272,6 @@ class Redactor:
         """Return a fresh placeholder for a new private-key block."""
         self._keys += 1
         return self._pseudonyms.placeholder("PRIVATE_KEY", f"\0block{self._keys}")
-
-
-class _Engine(NamedTuple):
-    """What every Redactor shares: the recognizers and the compiled prefilter (no session state)."""
-
-    recognizers: list[LogRecognizer]
-    block_ids: frozenset[int]
-    prefilter: Prefilter
-    max_window: int
-
-
-@cache
-def _engine(use_hyperscan: bool) -> _Engine:
-    """Build the presidio registry and the prefilter once per process."""
-    from redaction.engine import build_registry
-
-    recognizers = list(build_registry().recognizers)
-    patterns = [(regex, rec.prefilter_caseless, i) for i, rec in enumerate(recognizers) if not rec.BLOCK_LEVEL for regex in rec.prefilter]
-    return _Engine(
-        recognizers=recognizers,
-        block_ids=frozenset(i for i, rec in enumerate(recognizers) if rec.BLOCK_LEVEL),
-        prefilter=Prefilter([*patterns, *_SPECIAL_PATTERNS], use_hyperscan=use_hyperscan),
-        max_window=max((rec.window for rec in recognizers), default=0),
-    )
 
 
 def _context(data: bytes, start: int, lines: int, tail: list[str]) -> str:

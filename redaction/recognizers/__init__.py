@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 from redaction.recognizers.base import LogRecognizer
+from redaction.recognizers.credentials import (
+    AuthHeaderRecognizer,
+    CommandPasswordRecognizer,
+    CookieRecognizer,
+    NamedSecretRecognizer,
+    SignedUrlRecognizer,
+    WebhookRecognizer,
+)
 from redaction.recognizers.gitleaks import gitleaks_recognizers
+from redaction.recognizers.hostlists import HostListRecognizer
 from redaction.recognizers.hosts import (
     FqdnRecognizer,
+    HostFieldRecognizer,
     LinePrefixRecognizer,
-    NamespaceRecognizer,
+    LogPrefixHostRecognizer,
     NodeNameRecognizer,
-    PodRecognizer,
 )
+from redaction.recognizers.kubernetes import NamespaceRecognizer, PodRecognizer
+from redaction.recognizers.multiline import KubeSecretDataRecognizer, SplitSecretRecognizer
 from redaction.recognizers.network import EmailRecognizer, IPv4Recognizer, IPv6Recognizer
 from redaction.recognizers.paths import BucketRecognizer, HomePathRecognizer
-from redaction.recognizers.people import PersonNameRecognizer, SlurmUserRecognizer, WandbEntityRecognizer
+from redaction.recognizers.people import IdOutputRecognizer, PersonNameRecognizer, SlurmUserRecognizer, WandbEntityRecognizer
 from redaction.recognizers.tokens import (
     BearerRecognizer,
     JwtRecognizer,
@@ -30,6 +41,14 @@ RECOGNIZERS: list[type[LogRecognizer]] = [
     UrlCredentialsRecognizer,
     KeywordSecretRecognizer,
     WandbKeyRecognizer,
+    NamedSecretRecognizer,
+    CommandPasswordRecognizer,
+    SignedUrlRecognizer,
+    CookieRecognizer,
+    AuthHeaderRecognizer,
+    WebhookRecognizer,
+    SplitSecretRecognizer,
+    KubeSecretDataRecognizer,
     BucketRecognizer,
     HomePathRecognizer,
     EmailRecognizer,
@@ -37,10 +56,14 @@ RECOGNIZERS: list[type[LogRecognizer]] = [
     IPv6Recognizer,
     FqdnRecognizer,
     NodeNameRecognizer,
+    HostFieldRecognizer,
+    LogPrefixHostRecognizer,
+    HostListRecognizer,
     LinePrefixRecognizer,
     PodRecognizer,
     NamespaceRecognizer,
     SlurmUserRecognizer,
+    IdOutputRecognizer,
     WandbEntityRecognizer,
     PersonNameRecognizer,
 ]

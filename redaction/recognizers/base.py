@@ -9,23 +9,16 @@ plus ``invalidate_context`` which also sees the text around the match.
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
 from collections.abc import Sequence
 from typing import ClassVar
 
-from redaction.engine import Pattern, PatternRecognizer, RecognizerResult
+from redaction.entropy import shannon_entropy
+from redaction.framework import LazyPattern, Pattern, PatternRecognizer, RecognizerResult
+
+__all__ = ["NAME_KEY", "LogRecognizer", "entity_of_group", "shannon_entropy"]
 
 NAME_KEY = RecognizerResult.RECOGNIZER_NAME_KEY
-
-
-def shannon_entropy(text: str) -> float:
-    """Return the Shannon entropy of ``text`` in bits per character."""
-    if not text:
-        return 0.0
-    size = len(text)
-    return -sum(n / size * math.log2(n / size) for n in Counter(text).values())
 
 
 def entity_of_group(group: str) -> str:
@@ -70,12 +63,7 @@ class LogRecognizer(PatternRecognizer):
         entity = entity or self.ENTITY
         flags = self.FLAGS if flags is None else flags
         specs = list(patterns if patterns is not None else self.PATTERNS)
-        presidio_patterns = []
-        for pattern_name, regex, score in specs:
-            pattern = Pattern(pattern_name, regex, score)
-            pattern.compiled_regex = re.compile(regex, flags)
-            pattern.compiled_with_flags = flags
-            presidio_patterns.append(pattern)
+        presidio_patterns: list[Pattern] = [LazyPattern(pattern_name, regex, score, flags) for pattern_name, regex, score in specs]
         super().__init__(
             supported_entity=entity,
             name=name or type(self).__name__,
@@ -87,7 +75,14 @@ class LogRecognizer(PatternRecognizer):
         self.window = self.WINDOW if window is None else window
         self.prefilter = tuple(prefilter if prefilter is not None else self.PREFILTER) or tuple(regex for _, regex, _ in specs)
         self.prefilter_caseless = self.PREFILTER_CASELESS if prefilter_caseless is None else prefilter_caseless
-        self._groups = [[(g, entity_of_group(g)) for g in p.compiled_regex.groupindex] for p in presidio_patterns]
+        self._groups: list[list[tuple[str, str]]] | None = None
+
+    @property
+    def groups(self) -> list[list[tuple[str, str]]]:
+        """Per pattern, its named groups and their entity types (compiles the patterns)."""
+        if self._groups is None:
+            self._groups = [[(g, entity_of_group(g)) for g in p.compiled_regex.groupindex] for p in self.patterns]
+        return self._groups
 
     def analyze(
         self,
@@ -98,7 +93,7 @@ class LogRecognizer(PatternRecognizer):
     ) -> list[RecognizerResult]:
         """Return one ``RecognizerResult`` per masked group of every accepted match in ``text``."""
         results: list[RecognizerResult] = []
-        for pattern, groups in zip(self.patterns, self._groups, strict=True):
+        for pattern, groups in zip(self.patterns, self.groups, strict=True):
             for match in pattern.compiled_regex.finditer(text):
                 for (start, end), entity in self.spans(match, groups):
                     value = text[start:end]

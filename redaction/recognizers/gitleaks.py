@@ -13,7 +13,7 @@ import re
 from functools import cache
 from importlib import resources
 
-from redaction.engine import RecognizerResult
+from redaction.framework import RecognizerResult
 from redaction.recognizers.base import LogRecognizer
 from redaction.recognizers.tokens import looks_secret
 

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from redaction.recognizers.base import LogRecognizer
+from redaction.recognizers.names import CODE_NAMES, is_public_domain
 
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 # Top-level domains that are not also common file extensions or Python attribute names:
@@ -17,89 +18,6 @@ TLDS = (
 )
 FQDN = rf"(?:{_LABEL}\.)+(?:{TLDS})"
 
-# Public services whose names identify no user or site; needed to read network errors.
-PUBLIC_DOMAINS = frozenset(
-    {
-        "github.com",
-        "githubusercontent.com",
-        "gitlab.com",
-        "bitbucket.org",
-        "huggingface.co",
-        "hf.co",
-        "wandb.ai",
-        "pytorch.org",
-        "python.org",
-        "pypi.org",
-        "pythonhosted.org",
-        "nvidia.com",
-        "nvcr.io",
-        "docker.io",
-        "docker.com",
-        "googleapis.com",
-        "amazonaws.com",
-        "openai.com",
-        "anthropic.com",
-        "google.com",
-        "microsoft.com",
-        "ubuntu.com",
-        "debian.org",
-        "anaconda.org",
-        "anaconda.com",
-        "conda.io",
-        "readthedocs.io",
-        "example.invalid",
-        "ngc.nvidia.com",
-        "gcr.io",
-        "ghcr.io",
-        "quay.io",
-        "core.windows.net",
-    }
-)
-
-
-def is_public_domain(name: str) -> bool:
-    """Tell whether ``name`` is a public service domain or one of its subdomains."""
-    parts = name.lower().rstrip(".").split(".")[-4:]
-    return any(".".join(parts[i:]) in PUBLIC_DOMAINS for i in range(len(parts) - 1))
-
-
-# First labels that make a two-label name a Python attribute (``self.net``), not a host.
-_CODE_NAMES = frozenset(
-    {
-        "self",
-        "cls",
-        "model",
-        "module",
-        "torch",
-        "nn",
-        "np",
-        "tf",
-        "os",
-        "sys",
-        "args",
-        "config",
-        "cfg",
-        "x",
-        "y",
-        "out",
-        "ctx",
-        "obj",
-        "data",
-        "batch",
-        "trainer",
-        "logger",
-        "log",
-        "super",
-        "torchvision",
-        "scipy",
-        "skimage",
-        "jax",
-        "threading",
-        "tensorflow",
-        "utils",
-        "main",
-    }
-)
 _IMPORT_BEFORE = re.compile(r"(?:\bfrom|\bimport)\s+$")
 
 
@@ -114,7 +32,7 @@ class FqdnRecognizer(LogRecognizer):
     def invalidate_result(self, pattern_text: str) -> bool | None:
         """Keep public service domains and Python attribute names readable."""
         labels = pattern_text.split(".")
-        return is_public_domain(pattern_text) or (len(labels) == 2 and labels[0] in _CODE_NAMES)
+        return is_public_domain(pattern_text) or (len(labels) == 2 and labels[0] in CODE_NAMES)
 
     def invalidate_context(self, text: str, start: int, end: int, entity: str) -> bool:
         """Keep module names after ``import``/``from``."""
@@ -122,41 +40,69 @@ class FqdnRecognizer(LogRecognizer):
 
 
 # A short node name: hyphenated with a digit (``node-042``, ``worker-3``) or letters then
-# two or more digits (``node07``, ``login01``).
+# two or more digits (``node07``, ``login01``). ``NODE`` is for Hyperscan prefilters;
+# ``NODE_RE`` matches the same names in Python without backtracking (possessive
+# quantifiers, one start per word): the nested repeats of ``NODE`` took quadratic time on a
+# long run of hyphens and digits.
 NODE = r"(?:[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*-[A-Za-z0-9]*[0-9][A-Za-z0-9-]*|[A-Za-z]{2,}[0-9]{2,}[A-Za-z0-9]*)"
+NODE_RE = r"(?<![A-Za-z0-9-])(?:[A-Za-z][A-Za-z0-9]*+-(?=[A-Za-z0-9-]*?[0-9])[A-Za-z0-9-]*+|[A-Za-z]{2,}+[0-9]{2,}+[A-Za-z0-9]*+)"
+# A host name of any shape, in a position that names a host (``hostname=``, NCCL prefixes).
+NAME_RE = r"[A-Za-z][A-Za-z0-9_-]*+(?:\.[A-Za-z0-9][A-Za-z0-9_-]*+)*+"
 # Names of that shape that are not hosts.
 _NOT_NODE = re.compile(
     r"(?i)^(?:rank|local_?rank|default|step|epoch|iter|gpu|cuda|sm|python|py|fp|bf|int|uint|"
     r"b?float|port|a|h|v|l|t|k|b|rtx|layer|stage|e|w|i|pid|tid|job|seed|utf|sha|md|base|x|u|amd)-?[0-9]+$"
 )
+# GPU models and number formats that read like node names after "on"/"to": MI300X, GH200, L40S,
+# A100-SXM4-80GB, H100-PCIe, tf32, e4m3.
+_GPU_OR_DTYPE = re.compile(
+    r"(?i)^(?:[abhlvtkpm][0-9]{1,4}[a-z]{0,2}|mi[0-9]{2,3}[a-z]?|g[hb][0-9]{2,3}|rtx[0-9]*|gtx[0-9]*|quadro[0-9]*|"
+    r"tf32|bf16|fp[0-9]+|int[0-9]+|e[0-9]m[0-9])(?:-(?:sxm[0-9]?|pcie|nvl|hbm[0-9]*e?|[0-9]+gb))*$"
+)
+# Words after "host"/"node" that name no machine.
+_NOT_HOSTS = frozenset({
+    "localhost", "none", "null", "unknown", "true", "false", "auto", "any", "all", "local", "default", "memory", "side",
+    "device", "devices", "cpu", "gpu", "name", "names", "is", "not", "the", "a", "an", "to", "and", "or", "of", "in",
+    "list", "file", "rank", "ranks", "process", "count", "ip", "addr", "address", "port", "id", "info", "mode",
+    "hostname", "host", "node", "nodes", "set", "unset", "empty", "undefined", "nil", "n/a", "self", "this", "that",
+})
+class HostPositionRecognizer(LogRecognizer):
+    """Host names in the positions that name hosts; the shared checks that keep look-alikes.
 
-
-class NodeNameRecognizer(LogRecognizer):
-    """Short cluster node names in the positions launchers and schedulers print them."""
+    The positions are split over a few recognizers, each with its own prefilter, so that a
+    candidate line runs only the patterns of the position the prefilter saw.
+    """
 
     ENTITY = "HOST"
     FLAGS = re.MULTILINE
+
+    def invalidate_result(self, pattern_text: str) -> bool | None:
+        """Drop names of node shape that are ranks, devices, dtypes or versions, and public services."""
+        return not is_node_name(pattern_text) or is_public_domain(pattern_text)
+
+    def invalidate_context(self, text: str, start: int, end: int, entity: str) -> bool:
+        """Keep ``root`` of a shell prompt, git commits after ``HEAD is now at``, CPU masks, words."""
+        value = text[start:end]
+        if entity == "USER":
+            return value == "root"
+        if value.lower() in _NOT_HOSTS or value.isupper() or value.startswith("$"):
+            return True
+        if _CPU_MASK.match(value) and _MASK_WORDS.search(text):
+            return True  # "Setting affinity for GPU 0 to ffff0000,00000000"
+        return bool(_GIT_BEFORE.search(text[max(0, start - 24) : start]))
+
+
+class NodeNameRecognizer(HostPositionRecognizer):
+    """Short cluster node names where launchers, schedulers and shells print them."""
+
     PATTERNS = (
         # kubectl logs --prefix and similar: "[pytorchjob-llm7b-master-0]:1:..."
         ("bracket prefix", r"^\[(?P<HOST>[A-Za-z][A-Za-z0-9.]*-[A-Za-z0-9.-]+)\]", 0.6),
         # srun: "srun: error: node-042: task 3: Exited with exit code 1"
-        ("srun task", rf"(?P<HOST>{NODE}): tasks? [0-9]", 0.6),
-        # MASTER_ADDR=..., --master_addr X, "MASTER_ADDR": "X", master_addr=X
-        (
-            "master addr",
-            r"(?i)master[_-]?addr(?:ess)?[\"']?\]?\s*(?:[:=]\s*|\s+)[\"']?"
-            r"(?P<HOST>[A-Za-z0-9](?=[A-Za-z0-9_.-]*[0-9.-])[A-Za-z0-9_.-]*[A-Za-z0-9])",
-            0.7,
-        ),
-        # "host      : node07" (ChildFailedError), host=..., hostname: ..., HOSTNAME=...
-        (
-            "host field",
-            r"(?i)\b(?:host_?name|host|node_?name)[\"']?\s*[:=]\s*[\"']?"
-            r"(?P<HOST>[A-Za-z0-9](?=[A-Za-z0-9_.-]*[0-9.-])[A-Za-z0-9_.-]*[A-Za-z0-9])",
-            0.6,
-        ),
+        ("srun task", rf"(?P<HOST>{NODE_RE}): tasks? [0-9]", 0.6),
+        ("srun error", rf"\b(?:srun|slurmstepd)(?:\[[0-9]+\])?: (?:error: )?(?P<HOST>{NAME_RE}): tasks? [0-9]", 0.65),
         # "on node07", "from worker-3", "to gke-pool-a100-3f9c-x7k2", "reported by dgx-07"
-        ("preposition", rf"(?i)\b(?:on|from|to|at|by|node|host)\s+(?P<HOST>{NODE})(?![\w.:/-])", 0.5),
+        ("preposition", rf"(?i)\b(?:on|from|to|at|by|node|host)\s+(?P<HOST>{NODE_RE})(?![\w.:/-])", 0.5),
         # Shell prompts: "pnowak@login2:~/mdgnn$ srun ...", "(venv) nina@nina-tower:~/ai$ ..."
         (
             "shell prompt",
@@ -171,27 +117,99 @@ class NodeNameRecognizer(LogRecognizer):
     PREFILTER = (
         r"^\[[A-Za-z][A-Za-z0-9.]*-",
         r": tasks? [0-9]",
-        r"(?i)master[_-]?addr",
-        r"(?i)(?:host|node_?name)[\"']?\s*[:=]",
         rf"(?i)\b(?:on|from|to|at|by|node|host)\s+{NODE}",
         r"[A-Za-z-]\[[0-9][0-9,-]*\]",
         r"ip-[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3}",
         r"@[A-Za-z0-9][A-Za-z0-9.-]*:[~/]",
     )
 
-    def invalidate_result(self, pattern_text: str) -> bool | None:
-        """Drop names of node shape that are ranks, devices, dtypes or versions, and public services."""
-        return not is_node_name(pattern_text) or is_public_domain(pattern_text)
 
-    def invalidate_context(self, text: str, start: int, end: int, entity: str) -> bool:
-        """Keep the superuser of a shell prompt: ``root`` names nobody."""
-        return entity == "USER" and text[start:end] == "root"
+class HostFieldRecognizer(HostPositionRecognizer):
+    """Host names after the keys and calls that name one: ``MASTER_ADDR=``, ``hostname:``, rendezvous endpoints."""
+
+    PATTERNS = (
+        # MASTER_ADDR=kestrel: after = or : any name
+        ("master addr any", rf"(?i)master[_-]?addr(?:ess)?[\"']?\]?\s*[:=]\s*[\"']?(?P<HOST>{NAME_RE})", 0.7),
+        # MASTER_ADDR=..., --master_addr X, "MASTER_ADDR": "X", master_addr=X
+        (
+            "master addr",
+            r"(?i)master[_-]?addr(?:ess)?[\"']?\]?\s*(?:[:=]\s*|\s+)[\"']?"
+            r"(?P<HOST>[A-Za-z0-9](?=[A-Za-z0-9_.-]*[0-9.-])[A-Za-z0-9_.-]*[A-Za-z0-9])",
+            0.7,
+        ),
+        # "host      : node07" (ChildFailedError), host=..., hostname: ..., HOSTNAME=...
+        (
+            "host field any",
+            rf"(?i)(?<![\w-])(?:host_?name|host|node_?name)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<HOST>{NAME_RE})",
+            0.6,
+        ),
+        (
+            "host field",
+            r"(?i)\b(?:host_?name|host|node_?name)[\"']?\s*[:=]\s*[\"']?"
+            r"(?P<HOST>[A-Za-z0-9](?=[A-Za-z0-9_.-]*[0-9.-])[A-Za-z0-9_.-]*[A-Za-z0-9])",
+            0.6,
+        ),
+        # torchrun --rdzv_endpoint=host:port, --rdzv-endpoint host, tcp://host:port
+        (
+            "endpoint",
+            rf"(?i)(?:rdzv[_-]endpoint|init[_-]method|dist[_-]url)[\"']?\s*[= :]\s*[\"']?(?:tcp://)?(?P<HOST>{NAME_RE})(?!:/)",
+            0.7,
+        ),
+        ("tcp url", rf"(?i)\b(?:tcp|env)://(?P<HOST>{NAME_RE})(?=:[0-9])", 0.6),
+        # explicit: "on host kestrel", "socket.gethostname() = kestrel"
+        ("named host", rf"(?i)\b(?:on|from|at) (?:host|node|hostname)[ \t]+[\"']?(?P<HOST>{NAME_RE})", 0.6),
+        ("gethostname", rf"gethostname\(\)[\"']?\s*(?:=|->|:|returned|is|==)?\s*[\"']?(?P<HOST>{NAME_RE})", 0.7),
+        # DeepSpeed's launcher: --world_info=<base64 of {"host": [slots], ...}> holds every host name
+        ("deepspeed world info", r"--world_info[= ](?P<HOST>[A-Za-z0-9+/]{8,}={0,2})", 0.8),
+    )
+    PREFILTER = (
+        r"(?i)master[_-]?addr",
+        r"(?i)(?:host_?name|host|node_?name)[\"']?\s*[:=]",
+        r"(?i)(?:rdzv[_-]endpoint|init[_-]method|dist[_-]url)",
+        r"(?i)(?:tcp|env)://[A-Za-z]",
+        r"(?i)\b(?:on|from|at) (?:host|node|hostname)[ \t]",
+        r"gethostname\(\)",
+        r"--world_info[= ]",
+    )
+
+
+class LogPrefixHostRecognizer(HostPositionRecognizer):
+    """Hosts in NCCL ``host:pid:tid [dev] NCCL`` prefixes, c10d's ``[host]:port`` and SLURM's ``*** JOB n ON host``."""
+
+    PATTERNS = (
+        # NCCL's "host:pid:tid [dev] NCCL" prefix names a host whatever its shape
+        (
+            "nccl prefix",
+            r"(?<![\w.-])(?P<HOST>[A-Za-z0-9][A-Za-z0-9_-]*+(?:\.[A-Za-z0-9][A-Za-z0-9_-]*+)*+):[0-9]+:[0-9]+ \[[0-9]+\] NCCL ",
+            0.9,
+        ),
+        # c10d: "failed to connect to [kestrel]:29500"
+        ("bracket host port", rf"\[(?P<HOST>{NAME_RE})\]:[0-9]{{2,5}}\b", 0.6),
+        # SLURM: "*** JOB 123 ON kestrel CANCELLED AT ..."
+        ("slurm on", rf"\*\*\* (?:JOB|STEP) [0-9][0-9._A-Za-z]* ON (?P<HOST>{NAME_RE}) CANCELLED", 0.8),
+    )
+    PREFILTER = (
+        # NCCL prefixes: digit-less names anywhere; others only behind a launcher prefix (at the
+        # start of a line they are LinePrefixRecognizer's, at block level, much cheaper)
+        r"(?:^|[^\w.-])[A-Za-z_.-]+:[0-9]+:[0-9]+ \[[0-9]+\] NCCL ",
+        r"[\]:>Z ][A-Za-z0-9][A-Za-z0-9_.-]*:[0-9]+:[0-9]+ \[[0-9]+\] NCCL ",
+        r"^[0-9][A-Za-z0-9_.-]*:[0-9]+:[0-9]+ \[[0-9]+\] NCCL ",
+        r"\[[A-Za-z][A-Za-z0-9_.-]*\]:[0-9]{2}",
+        r"\*\*\* (?:JOB|STEP) [0-9]",
+    )
+
+
+_CPU_MASK = re.compile(r"^[0-9a-fA-F]{8}$")
+_MASK_WORDS = re.compile(r"(?i)affinity|cpumask|cpu mask|cpus_allowed")
+_GIT_BEFORE = re.compile(r"(?i)(?:HEAD is now at|\bcommit|\bcheckout|\brevision|\bsha)\s+$")
 
 
 def is_node_name(name: str) -> bool:
-    """Tell whether a name of node shape can be a host (not a rank, device, dtype, loopback)."""
+    """Tell whether a name of node shape can be a host (not a rank, device, GPU model, dtype, loopback)."""
     low = name.lower()
-    return not (_NOT_NODE.match(name) or low in {"localhost", "none", "null"} or low.startswith(("127.", "0.0.0.0")))
+    return not (
+        _NOT_NODE.match(name) or _GPU_OR_DTYPE.match(name) or low in {"localhost", "none", "null"} or low.startswith(("127.", "0.0.0.0"))
+    )
 
 
 # how many lines a digit-less name must start before it is taken for a pdsh/DeepSpeed host prefix
@@ -209,12 +227,12 @@ class LinePrefixRecognizer(LogRecognizer):
     """
 
     ENTITY = "HOST"
-    PATTERNS = (("line prefix", rf"^{_MPI_TAG}(?P<HOST>{NODE})(?=:[ \t]|:[0-9]+:[0-9]+[ \t])", 0.95),)
+    PATTERNS = (("line prefix", rf"^{_MPI_TAG}(?P<HOST>{NODE_RE})(?=:[ \t]|:[0-9]+:[0-9]+[ \t])", 0.95),)
     BLOCK_LEVEL = True
     # Each line is matched with the newline before it: a literal start lets ``re`` skip ahead
     # to line starts instead of trying every position (5x faster than ``^`` with MULTILINE).
     _REPEATED_RE = re.compile(rb"\n([a-z][a-z0-9]*(?:-[a-z0-9]+)+): ")
-    _BLOCK_RE = re.compile(rf"\n({_MPI_TAG})(?=[A-Za-z][A-Za-z0-9-]*:)({NODE})(?=:[ \t]|:[0-9]+:[0-9]+[ \t])".encode())
+    _BLOCK_RE = re.compile(rf"\n({_MPI_TAG})(?=[A-Za-z][A-Za-z0-9-]*+:)({NODE_RE})(?=:[ \t]|:[0-9]+:[0-9]+[ \t])".encode())
 
     def sub_block(self, data: bytes, replace: Callable[[bytes], bytes]) -> bytes:
         """Replace the launcher prefix of every line in ``data`` (which starts at a line start)."""
@@ -236,64 +254,3 @@ class LinePrefixRecognizer(LogRecognizer):
     def invalidate_result(self, pattern_text: str) -> bool | None:
         """Drop names of node shape that are ranks, devices, dtypes or versions."""
         return not is_node_name(pattern_text)
-
-
-_ROLE = r"(?:worker|master|launcher|head|chief|ps|evaluator|server|driver|executor|trainer)"
-POD = (
-    rf"[a-z0-9]+(?:-[a-z0-9]+)*-{_ROLE}(?:-[a-z0-9]+)+"
-    r"|(?:[a-z0-9]+-)+(?=[a-z]*[0-9])[a-z0-9]{5,10}-[a-z0-9]{5}"
-)
-
-
-class PodRecognizer(LogRecognizer):
-    """Kubernetes pod and node names: ``llama-train-worker-3-7f9c6d5b8-xk2lp``, ``gke-...``."""
-
-    ENTITY = "HOST"
-    PATTERNS = (
-        ("pod name", rf"(?<![\w./@-])(?:{POD})(?![\w.-])", 0.5),
-        ("gke node", r"(?<![\w./-])gke-[a-z0-9-]+-[a-z0-9]{4}(?![\w.-])", 0.6),
-        (
-            "pod context",
-            r"(?i)\b(?:pods?|nodes?)[/ =]+\"?(?:[a-z0-9-]+/)?(?P<HOST>[a-z0-9]+(?:-[a-z0-9]+)+)",
-            0.5,
-        ),
-        # Volcano/Kubeflow: "job finetune-emma-20240501 task worker pod ..."
-        ("job name", r"\bjob (?P<JOB>[a-z0-9]+(?:-[a-z0-9]+)+) (?=task|pod)", 0.6),
-        ("assigned", r"assigned (?:[a-z0-9-]+/)?(?P<HOST>[a-z0-9-]+) to (?P<HOST__2>[a-z0-9-]+)", 0.6),
-    )
-    PREFILTER = (
-        rf"-{_ROLE}-",
-        r"[a-z0-9]{5,10}-[a-z0-9]{5}",
-        r"gke-",
-        r"(?i)\b(?:pods?|nodes?)[/ =]",
-        r"assigned ",
-        r"\bjob [a-z0-9]+-",
-    )
-
-    def invalidate_result(self, pattern_text: str) -> bool | None:
-        """Require a digit: a pod name carries a replica index or a hash."""
-        return not any(c.isdigit() for c in pattern_text)
-
-
-# Namespaces Kubernetes creates itself or that name nobody, and resource kinds (``pod/<name>``).
-_NOT_NAMESPACES = frozenset({
-    "default", "kube-system", "kube-public", "kube-node-lease", "kubeflow", "volcano-system",
-    "pod", "pods", "node", "nodes", "job", "jobs", "deployment", "deployments", "service", "services", "statefulset",
-    "replicaset", "daemonset", "pytorchjob", "pytorchjobs", "mpijob", "tfjob", "configmap", "secret", "event", "events",
-})
-
-
-class NamespaceRecognizer(LogRecognizer):
-    """Kubernetes namespaces, which often name a team or a person: ``namespace "research-cdiaz"``, ``ns/pod``."""
-
-    ENTITY = "NAMESPACE"
-    PATTERNS = (
-        ("namespace", r"\b(?:namespace[= :]+\"?|kubectl\b.*?(?:-n|--namespace)[= ])(?P<NAMESPACE>[a-z0-9][a-z0-9-]{1,62})", 0.6),
-        ("namespace of pod", rf"(?<![\w./-])(?P<NAMESPACE>[a-z0-9][a-z0-9-]{{1,62}})/(?P<HOST>{POD})(?![\w.-])", 0.55),
-    )
-    PREFILTER = (r"namespace", r"kubectl", r"[a-z0-9]/[a-z0-9]+(?:-[a-z0-9]+)*-(?:worker|master|launcher)-")
-
-    def invalidate_result(self, pattern_text: str) -> bool | None:
-        """Keep Kubernetes' own namespaces."""
-        return pattern_text in _NOT_NAMESPACES
-

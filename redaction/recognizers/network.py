@@ -12,6 +12,11 @@ _VERSION_BEFORE = re.compile(
     r"glibc|openmpi|mpi|ucx|efa|rocm|nvidia|apex|deepspeed|jax|tensorflow)[\w.-]*)[\s:=]*$"
 )
 
+# ``pip list``/``conda list``/``pip freeze`` rows: a package name, then ``==`` or a run of blanks, then
+# its version; CUDA libraries have four-part versions (``nvidia-cublas-cu12   12.1.3.1``).
+_PACKAGE_ROW_BEFORE = re.compile(r"(?:^|[\s:>\]])[A-Za-z][A-Za-z0-9_.+-]*(?:==|>=|<=|~=|\s{2,}|\s+[0-9]+\s+)$")
+_PACKAGE_ROW_AFTER = re.compile(r"^\s+(?:[\w.-]+\s+)?(?:pypi|conda-forge|nvidia|defaults|pytorch|<pip>|anaconda)\b|^\s*$")
+
 
 class IPv4Recognizer(LogRecognizer):
     """Dotted-quad IPv4 addresses, minus loopback/wildcard and version strings like 8.9.2.26."""
@@ -22,7 +27,12 @@ class IPv4Recognizer(LogRecognizer):
 
     def invalidate_context(self, text: str, start: int, end: int, entity: str) -> bool:
         """Drop anonymous addresses and dotted quads that follow a version word."""
-        return is_anonymous_ip(text[start:end]) or bool(_VERSION_BEFORE.search(text[max(0, start - 24) : start]))
+        if is_anonymous_ip(text[start:end]) or _VERSION_BEFORE.search(text[max(0, start - 24) : start]):
+            return True
+        before = text[max(0, start - 80) : start]
+        return bool(_PACKAGE_ROW_BEFORE.search(before)) and (
+            "==" in before[-4:] or bool(_PACKAGE_ROW_AFTER.match(text[end : end + 40])) or "-cu1" in before or "nvidia" in before
+        )
 
 
 class IPv6Recognizer(LogRecognizer):

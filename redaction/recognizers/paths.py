@@ -8,6 +8,7 @@ from redaction.recognizers.base import LogRecognizer
 _NOT_USERS = frozenset({
     "shared", "public", "root", "default", "guest", "data", "datasets", "dataset", "models", "checkpoints", "cache",
     "tmp", "temp", "projects", "project", "common", "scratch", "users", "home", "group", "groups", "apps", "software",
+    "jusers",
 })
 
 
@@ -18,7 +19,7 @@ class HomePathRecognizer(LogRecognizer):
     PATTERNS = (
         (
             "home path",
-            r"(?i)(?:/home|/homes|/users|\\users|/u)[/\\](?P<USER>[A-Za-z0-9_][A-Za-z0-9._-]*[A-Za-z0-9_])"
+            r"(?i)(?:/home|/homes|/users|\\users|/u)[/\\](?-i:[A-Z][A-Z0-9_-]*[/\\])?(?P<USER>[A-Za-z0-9_][A-Za-z0-9._-]*[A-Za-z0-9_])"
             r"(?=[/\\'\":\s]|$)",
             0.8,
         ),
@@ -26,12 +27,17 @@ class HomePathRecognizer(LogRecognizer):
         # /fsx/<user>, /checkpoint/<user>, /private/home/<user>, /lustre/<fs>/<user>, /gpfs/<fs>/<user>
         (
             "cluster path",
-            r"(?<![\w.-])/(?:scratch|fsx|checkpoint|private/home|(?:lustre|gpfs|nfs)/[A-Za-z0-9_-]+)/"
+            r"(?<![\w.-])/(?:scratch|fsx|checkpoint|private/home|(?:lustre|gpfs|nfs)/[A-Za-z0-9_-]+|"
+            r"p/(?:scratch|project|largedata|fastdata|arch)/[A-Za-z0-9_-]+|p/home/jusers|global/homes/[a-z]|"
+            r"global/u[12]/[a-z]|pscratch/sd/[a-z]|global/cfs/cdirs/[A-Za-z0-9_-]+(?:/users)?)/"
             r"(?P<USER>[a-z][a-z0-9._-]{1,30}[a-z0-9])(?=/)",
             0.6,
         ),
     )
-    PREFILTER = (r"(?i)(?:/home|/homes|/users|\\users|/u)[/\\][A-Za-z0-9_]", r"/(?:scratch|fsx|checkpoint|lustre|gpfs|nfs)/")
+    PREFILTER = (
+        r"(?i)(?:/home|/homes|/users|\\users|/u)[/\\][A-Za-z0-9_]",
+        r"/(?:scratch|fsx|checkpoint|lustre|gpfs|nfs|p/home|global/homes|global/u[12]|pscratch|global/cfs)/",
+    )
 
     def invalidate_result(self, pattern_text: str) -> bool | None:
         """Keep shared, non-personal directories."""

@@ -21,6 +21,10 @@ class SlurmUserRecognizer(LogRecognizer):
     FLAGS = re.MULTILINE
     PATTERNS = (
         ("env", rf"\b(?:SLURM_JOB_USER|SBATCH_USER|SLURM_JOB_ACCOUNT|SLURM_ACCOUNT)=(?P<USER>{_NAME})", 0.8),
+        # the login's own variables: USER=, LOGNAME=, USERNAME=, SUDO_USER=, PBS_O_LOGNAME=
+        ("login env", rf"(?<![\w])(?:USER|LOGNAME|USERNAME|SUDO_USER|PBS_O_LOGNAME|LSB_JOB_USER)=[\"']?(?P<USER>{_NAME})", 0.8),
+        # SLURM: "*** JOB 1 ON node CANCELLED AT 2024-05-01T12:00:00 *** by alice", "CANCELLED by alice"
+        ("cancelled by", r"\bCANCELLED(?: AT \S+)?(?: \*\*\*)? by (?P<USER>[A-Za-z_][A-Za-z0-9._-]*)", 0.8),
         ("scontrol", rf"\b(?:UserId|User|Account|user)=(?P<USER>{_NAME})", 0.7),
         ("oom", rf"\(user (?P<USER>{_NAME})\)", 0.8),
         ("cli", rf"\b(?:squeue|sacct|scancel|sprio|sshare|showq|qstat)\b[^|;\n]*?\s(?:-u|--user[= ])\s*(?P<USER>{_NAME})", 0.8),
@@ -29,6 +33,8 @@ class SlurmUserRecognizer(LogRecognizer):
     )
     PREFILTER = (
         r"SLURM_JOB_USER=|SBATCH_USER=|SLURM_JOB_ACCOUNT=|SLURM_ACCOUNT=",
+        r"(?:USER|LOGNAME|USERNAME|SUDO_USER|PBS_O_LOGNAME|LSB_JOB_USER)=",
+        r"CANCELLED(?: AT \S+)?(?: \*\*\*)? by ",
         r"\b(?:UserId|User|Account|user)=",
         r"\(user ",
         r"\b(?:squeue|sacct|scancel|sprio|sshare|showq|qstat)\b",
@@ -39,6 +45,32 @@ class SlurmUserRecognizer(LogRecognizer):
     def invalidate_result(self, pattern_text: str) -> bool | None:
         """Keep placeholders like ``(null)`` and the superuser."""
         return pattern_text.lower() in {"root", "null", "none", "n/a"}
+
+
+# Groups every system has; they name nobody.
+_SYSTEM_GROUPS = frozenset({
+    "root", "sudo", "adm", "wheel", "docker", "video", "render", "users", "plugdev", "audio", "dialout", "cdrom", "floppy",
+    "lpadmin", "sambashare", "lxd", "kvm", "input", "systemd-journal", "staff", "admin", "nogroup", "nobody", "daemon",
+    "bin", "sys", "disk", "tty", "games", "man", "mail", "netdev", "libvirt", "wireshark", "dip", "ssh",
+})
+
+
+class IdOutputRecognizer(LogRecognizer):
+    """``id`` output: ``uid=1000(alice) gid=1000(alice) groups=1000(alice),27(sudo)``: the names go."""
+
+    ENTITY = "USER"
+    PATTERNS = (("id", r"\b(?:e?uid)=[0-9]+\([^)\s]+\)(?:\s+[a-z]+=[0-9]+\([^)\s]+\)(?:,[0-9]+\([^)\s]+\))*)*", 0.8),)
+    PREFILTER = (r"\buid=[0-9]+\(",)
+    _NAME_RE = re.compile(r"\(([^)\s]+)\)")
+
+    def spans(self, match: re.Match[str], groups: list[tuple[str, str]]) -> list[tuple[tuple[int, int], str]]:
+        """Every name in parentheses but the system groups."""
+        base = match.start()
+        return [
+            ((base + name.start(1), base + name.end(1)), self.entity)
+            for name in self._NAME_RE.finditer(match.group())
+            if name.group(1).lower() not in _SYSTEM_GROUPS
+        ]
 
 
 class WandbEntityRecognizer(LogRecognizer):

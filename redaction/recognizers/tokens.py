@@ -7,7 +7,7 @@ import re
 from redaction.recognizers.base import LogRecognizer, shannon_entropy
 
 # Characters of a token value; stops at quotes, brackets, commas, semicolons and spaces.
-_VALUE = r"[^\s\"'`,;{}()\[\]<>|]"
+_VALUE = r"[^\s\"'`,;{}()\[\]<>|\\]"
 # A value of eight or more such characters that does not end with a sentence's full stop.
 _SECRET_VALUE = rf"{_VALUE}{{8,}}(?<!\.)"
 # Values that are placeholders or words, not secrets.
