@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import cache
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from redaction.cache import cache_dir
 from redaction.framework import Pattern, PatternRecognizer, RecognizerRegistry, RecognizerResult
@@ -39,7 +39,7 @@ class Engine(NamedTuple):
 @cache
 def shared_engine(use_hyperscan: bool) -> Engine:
     """Build the recognizers and the prefilter once per process (the prefilter from the disk cache when fresh)."""
-    recognizers: list[LogRecognizer] = list(build_registry().recognizers)
+    recognizers = cast("list[LogRecognizer]", list(build_registry().recognizers))
     patterns = [(regex, rec.prefilter_caseless, i) for i, rec in enumerate(recognizers) if not rec.BLOCK_LEVEL for regex in rec.prefilter]
     return Engine(
         recognizers=recognizers,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from redaction.placeholders import Pseudonyms
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 try:
     import hyperscan
 except ImportError:  # pragma: no cover - depends on the platform's wheels
-    hyperscan = None
+    hyperscan = None  # type: ignore[assignment]  # the pure-Python path is used then
 
 # Shortest value worth sweeping, by type; types not listed are never swept.
 _MIN_LENGTH = {"HOST": 4, "USER": 4, "EMAIL": 6, "BUCKET": 6, "TOKEN": 8, "PASSWORD": 8, "JOB": 8, "NAMESPACE": 6}
@@ -149,9 +149,9 @@ def _encode(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def _collect(pattern_id: int, start: int, end: int, flags: int, hits: list[tuple[int, int, int]]) -> None:
-    """Hyperscan match callback: remember which value matched where."""
-    hits.append((pattern_id, start, end))
+def _collect(pattern_id: int, start: int, end: int, flags: int, hits: object) -> None:
+    """Hyperscan match callback: remember which value matched where (``hits`` is the scan's list)."""
+    cast("list[tuple[int, int, int]]", hits).append((pattern_id, start, end))
 
 
 # A word that may be a value an earlier session masked: host, user, e-mail, token.

@@ -73,23 +73,24 @@ class PemMasker:
         end = END_RE.search(line)
         if end is not None:
             self._current, placeholder = None, self._current
-            prefix = shaped.group() if shaped and shaped.end() <= end.start() else _PREFIX_RE.match(line, 0, end.start()).group()
-            return prefix + placeholder + line[end.end() :]
+            plain = _PREFIX_RE.match(line, 0, end.start())
+            prefix = shaped.group() if shaped and shaped.end() <= end.start() else (plain.group() if plain else "")
+            return prefix + (placeholder or "") + line[end.end() :]
         if shaped is not None and (rest := _BODY_ONLY_RE.match(line, shaped.end() + _space(line, shaped.end()))):
-            return line[: rest.start()] + self._current
+            return line[: rest.start()] + (self._current or "")
         body = _BODY_RE.match(line)
         if (body is None and line.strip() and line.strip() != (shaped.group().strip() if shaped else None)) or self._lines > MAX_LINES:
             self._current = None
             return None
-        return line if body is None else body.group("prefix") + self._current
+        return line if body is None else str(body.group("prefix")) + (self._current or "")
 
     def _after_begin(self, rest: str) -> str:
         """Mask a line from its BEGIN marker on, closing the block if it also ends there."""
         end = END_RE.search(rest, 1)
         if end is not None:
             self._current, placeholder = None, self._current
-            return placeholder + rest[end.end() :]
-        return self._current
+            return (placeholder or "") + rest[end.end() :]
+        return self._current or ""
 
 
 def _space(line: str, pos: int) -> int:

@@ -17,13 +17,14 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, cast
 
 from redaction.cache import prune, read_blob, write_blob
 
 try:
     import hyperscan
 except ImportError:  # pragma: no cover - depends on the platform's wheels
-    hyperscan = None
+    hyperscan = None  # type: ignore[assignment]  # the pure-Python path is used then
 
 # Owner ids of the redactor's own passes (recognizer ids are 0 and up): private-key blocks,
 # and random-looking values no recognizer claims (``redaction.unsure``).
@@ -55,16 +56,11 @@ class Prefilter:
                 re.compile(regex.encode(), re.MULTILINE | (re.IGNORECASE if caseless else 0)) for regex, caseless, _ in patterns
             ]
 
-    @property
-    def uses_hyperscan(self) -> bool:
-        """True when the fast path (Hyperscan) is in use."""
-        return self._db is not None
-
-    def new_scratch(self) -> object:
+    def new_scratch(self) -> Any:
         """Return the per-user scan workspace (Hyperscan scratch; one per thread of use)."""
         return hyperscan.Scratch(self._db) if self._db is not None else None
 
-    def scan(self, data: bytes, scratch: object = None) -> Candidates:
+    def scan(self, data: bytes, scratch: Any = None) -> Candidates:
         """Return the candidate lines of ``data`` with the recognizers to run on each."""
         ends: list[tuple[int, int]] = []
         if self._db is not None:
@@ -86,9 +82,9 @@ class Prefilter:
         return candidates
 
 
-def _collect(pattern_id: int, start: int, end: int, flags: int, ends: list[tuple[int, int]]) -> None:
-    """Hyperscan match callback: remember the pattern and where its match ends."""
-    ends.append((pattern_id, end))
+def _collect(pattern_id: int, start: int, end: int, flags: int, ends: object) -> None:
+    """Hyperscan match callback: remember the pattern and where its match ends (``ends`` is the scan's list)."""
+    cast("list[tuple[int, int]]", ends).append((pattern_id, end))
 
 
 def source_key(patterns: Sequence[tuple[str, bool, int]]) -> str:

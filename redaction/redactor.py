@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -229,13 +230,13 @@ class Redactor:
         """Mask a launcher prefix on a line that bypasses :meth:`_mask_line` (private-key lines)."""
         return self._mask_line(line, self._block_ids, lambda n: "")
 
-    def _mask_line(self, line: str, ids: set[int], context: Callable[[int], str]) -> str:
+    def _mask_line(self, line: str, ids: AbstractSet[int], context: Callable[[int], str]) -> str:
         """Mask one candidate line with the recognizers the prefilter chose for it.
 
         ``context(n)`` returns the ``n`` raw lines before this one (with their newlines), for
         recognizers whose matches may start on an earlier line.
         """
-        results = []
+        results: list[Any] = []
         for rid in ids:
             if rid < 0:
                 continue

@@ -10,8 +10,8 @@ plus ``invalidate_context`` which also sees the text around the match.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 from redaction.entropy import shannon_entropy
 from redaction.framework import LazyPattern, Pattern, PatternRecognizer, RecognizerResult
@@ -34,6 +34,8 @@ class LogRecognizer(PatternRecognizer):
     patterns themselves when empty), and ``MIN_ENTROPY`` for the masked text.
     """
 
+    patterns: list[Any]
+    name: str
     ENTITY: ClassVar[str] = "TOKEN"
     PATTERNS: ClassVar[Sequence[tuple[str, str, float]]] = ()
     PREFILTER: ClassVar[Sequence[str]] = ()
@@ -76,6 +78,10 @@ class LogRecognizer(PatternRecognizer):
         self.prefilter = tuple(prefilter if prefilter is not None else self.PREFILTER) or tuple(regex for _, regex, _ in specs)
         self.prefilter_caseless = self.PREFILTER_CASELESS if prefilter_caseless is None else prefilter_caseless
         self._groups: list[list[tuple[str, str]]] | None = None
+
+    def sub_block(self, data: bytes, replace: Callable[[bytes], bytes]) -> bytes:
+        """Mask a whole block of lines at once: only ``BLOCK_LEVEL`` recognizers do; the others leave it as it is."""
+        return data
 
     @property
     def groups(self) -> list[list[tuple[str, str]]]:

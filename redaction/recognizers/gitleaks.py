@@ -12,6 +12,7 @@ import json
 import re
 from functools import cache
 from importlib import resources
+from typing import Any
 
 from redaction.framework import RecognizerResult
 from redaction.recognizers.base import LogRecognizer
@@ -57,7 +58,7 @@ class GitleaksRecognizer(LogRecognizer):
 
     ENTITY = "TOKEN"
 
-    def __init__(self, rule: dict) -> None:
+    def __init__(self, rule: dict[str, Any]) -> None:
         regex, flags = to_python_regex(rule["regex"])
         generic = rule["rule"].startswith("generic")
         super().__init__(
@@ -113,7 +114,7 @@ class GitleaksRecognizer(LogRecognizer):
 
 
 @cache
-def load_rules() -> tuple[dict, ...]:
+def load_rules() -> tuple[dict[str, Any], ...]:
     """Read the shipped gitleaks rules."""
     text = resources.files("redaction.data").joinpath("gitleaks_rules.jsonl").read_text("utf-8")
     return tuple(json.loads(line) for line in text.splitlines() if line.strip())

@@ -3,25 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
 from redaction import Redactor
-
-_REPO = Path(__file__).resolve().parents[2]
-
-
-def shared_dir() -> Path | None:
-    """Locate the shared reference material: $DIAGNOSE_SHARED_DIR, else ``<repo>/../shared``."""
-    env = os.environ.get("DIAGNOSE_SHARED_DIR")
-    for candidate in ([Path(env)] if env else []) + [_REPO / ".." / "shared"]:
-        if (candidate / "redaction").is_dir():
-            return candidate.resolve()
-    return None
-
+from tests.conftest import shared_dir
 
 @pytest.fixture(scope="session")
 def load_corpus() -> Callable[[str], list[dict]]:
