@@ -143,9 +143,9 @@ class HostFieldRecognizer(HostPositionRecognizer):
             rf"(?i)(?<![\w-])(?:host_?name|host|node_?name)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<HOST>{NAME_RE})",
             0.6,
         ),
-        (
+        (  # "node: set-zw04-pc133.mt" (Megatron's NaN check): a name with a digit or a dot after node
             "host field",
-            r"(?i)\b(?:host_?name|host|node_?name)[\"']?\s*[:=]\s*[\"']?"
+            r"(?i)\b(?:host_?name|host|node_?name|node)[\"']?\s*[:=]\s*[\"']?"
             r"(?P<HOST>[A-Za-z0-9](?=[A-Za-z0-9_.-]*[0-9.-])[A-Za-z0-9_.-]*[A-Za-z0-9])",
             0.6,
         ),
@@ -164,7 +164,7 @@ class HostFieldRecognizer(HostPositionRecognizer):
     )
     PREFILTER = (
         r"(?i)master[_-]?addr",
-        r"(?i)(?:host_?name|host|node_?name)[\"']?\s*[:=]",
+        r"(?i)(?:host_?name|host|node_?name|node)[\"']?\s*[:=]",
         r"(?i)(?:rdzv[_-]endpoint|init[_-]method|dist[_-]url)",
         r"(?i)(?:tcp|env)://[A-Za-z]",
         r"(?i)\b(?:on|from|at) (?:host|node|hostname)[ \t]",

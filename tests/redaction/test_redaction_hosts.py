@@ -57,6 +57,8 @@ ROWS = [
         "ray.exceptions.RaySystemError: System error: Failed to connect to GCS at head-node.ml.example.net:6379",
         "ray.exceptions.RaySystemError: System error: Failed to connect to GCS at <HOST_1>:6379",
     ),
+    ("AssertionError: Rank 3: found NaN in local grad norm in backwards pass. Device: 3, node: set-zw04-kubernetes-pc133.mt",
+     "AssertionError: Rank 3: found NaN in local grad norm in backwards pass. Device: 3, node: <HOST_1>"),
 ]
 
 # Shapes that look like hosts and are not: module names, files, public services, ranks.
@@ -78,6 +80,8 @@ NEGATIVE_ROWS = [
     "Loading model.safetensors from model-00001-of-00002.safetensors",
     "python3: can't open file 'trian.py': [Errno 2] No such file or directory",
     "urllib3.exceptions.MaxRetryError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded",
+    "node: 0",
+    "node: 3/4 done",
 ]
 
 
