@@ -17,14 +17,19 @@ from diagnose.encyclopedia.entries import load_entries
 from diagnose.engine.calibration import confidence
 from diagnose.engine.candidates import RETRIEVAL_WEIGHT, Scored, score_candidates
 from diagnose.engine.diagnosis import build_diagnosis
+from diagnose.engine.fr_combine import combine, sync_ranks
+from diagnose.engine.fr_facts import facts
+from diagnose.engine.fr_models import FRFacts
 from diagnose.engine.hangs import analyse_hang
 from diagnose.engine.signatures import SignatureRules
 from diagnose.engine.tie_breaks import break_ties
 from diagnose.errors import InputError
+from diagnose.parse.flight_recorder import read_dumps
+from diagnose.parse.fr_sources import split_sources
 from diagnose.parse.ingest import Source, resolve_sources
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.parse.reader import LogReader
-from diagnose.schema import Diagnosis
+from diagnose.schema import Diagnosis, Redactions
 from diagnose.settings import Settings, load_settings
 
 if TYPE_CHECKING:
@@ -41,6 +46,8 @@ class Result:
     redactor_state: dict[str, Any] | None = None
     """The log's masking state (``Redactor.export_state()``: JSON-safe, raw values only as keyed hashes),
     so a chat masks questions with the log's placeholders; None when the redactor cannot export it."""
+    flight_recorder: FRFacts | None = None
+    """What the Flight Recorder dumps in the input say (verdict, per-rank answers for chat); None without dumps."""
 
 
 def diagnose(sources: Iterable[Source | str | Path], *, settings: Settings | None = None, llm: LLMClient | None = None,
@@ -56,9 +63,13 @@ def diagnose(sources: Iterable[Source | str | Path], *, settings: Settings | Non
     resolved = [item for s in sources for item in ([s] if isinstance(s, Source) else resolve_sources([str(s)]))]
     entries = {entry.id: entry for entry in load_entries(settings.kb_dir)}
     rules = SignatureRules(list(entries.values()))
-    redactor = Redactor()
-    log = LogReader(rules, redactor, progress).read(resolved)
-    if not log.has_text:
+    logs, dump_files = split_sources(resolved)  # Flight Recorder dumps (and archives of a run) are not text logs
+    redactor = Redactor()  # one redactor for logs and dumps, so their placeholders agree
+    log = LogReader(rules, redactor, progress).read(logs)
+    dumps = read_dumps(dump_files, redactor) if dump_files else []
+    if dumps:  # what masking the dumps replaced counts too
+        log.redactions = Redactions(total=sum(redactor.counts.values()), by_type=dict(redactor.counts))
+    if not log.has_text and not dumps:
         raise InputError("the log is empty")
     hang = analyse_hang(log)
     ranked = break_ties(score_candidates(log, entries, hang), log)
@@ -67,17 +78,20 @@ def diagnose(sources: Iterable[Source | str | Path], *, settings: Settings | Non
 
         ranked = break_ties(score_candidates(log, entries, hang, similarity_by_entry(log, index)), log)
     notes: list[str] = []
-    if not ranked:  # no signature named a cause: the launcher's teardown alone, then the nearest encyclopedia example
+    if not ranked and log.has_text:  # no signature named a cause: the launcher's teardown alone, then the nearest encyclopedia example
         from diagnose.engine.fallbacks import when_nothing_found
 
         ranked, notes = when_nothing_found(log, entries, index)
     diagnosis = build_diagnosis(log, ranked, entries, hang, confidence(ranked[0].score if ranked else 0.0), notes)
-    if llm is not None:
+    if llm is not None and log.has_text:
         from diagnose.llm.diagnosis import refine_with_llm
 
         diagnosis = refine_with_llm(diagnosis, log, entries, ranked, llm, settings)
+    recorded = facts(dumps) if dumps else None
+    if recorded is not None:  # the log's error on a rank the dumps name wins; the dumps explain a silent hang
+        diagnosis = combine(diagnosis, recorded.verdict, entries, log.hosts)
     export = getattr(redactor, "export_state", None)
-    return Result(diagnosis, log, export() if export is not None else None)
+    return Result(sync_ranks(diagnosis), log, export() if export is not None else None, recorded)
 
 
 def _retrieval_can_change(ranked: list[Scored]) -> bool:

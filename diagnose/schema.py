@@ -62,12 +62,15 @@ class Event(_Model):
 
 
 class Evidence(_Model):
-    """A log line cited as evidence, in the contract's shape."""
+    """A log line cited as evidence, in the contract's shape; or a Flight Recorder dump entry (``kind="dump"``)."""
 
-    file: str
-    line: int
+    file: str = Field(description="the masked log file; for a dump entry, the masked dump file name")
+    line: int = Field(description="1-based line number; 0 for a dump entry (a dump has no lines: record_id names the entry)")
     rank: int | None = None
-    text: str
+    text: str = Field(description="the masked line; for a dump entry, a summary of it written by diagnose")
+    kind: Literal["log", "dump"] = Field(default="log", description="log: a line of a text log; dump: a Flight Recorder dump entry")
+    record_id: int | None = Field(
+        default=None, description="dump entries only: the entry's record_id; None when the fact comes from the dump's pg_status")
 
 
 class Finding(_Model):
@@ -115,6 +118,25 @@ class Redactions(_Model):
     by_type: dict[str, int] = Field(default_factory=dict)
 
 
+class FlightRecorderVerdict(_Model):
+    """What the Flight Recorder dumps say, when the input had dumps: who the others wait for, in which group and collective."""
+
+    kind: Literal["hang", "mismatch", "missing-dump", "none"]
+    initiating_ranks: list[int] = Field(default_factory=list, description="the ranks the others wait for (or the odd ones out)")
+    decided: bool = Field(description="True when the dumps chose the root cause and ranks; False when the log's own evidence did")
+    process_group: str | None = Field(default=None, description="the group's description as the dumps give it (masked), e.g. default_pg")
+    process_group_name: str | None = Field(default=None, description="the group's name (its global id in the dumps)")
+    process_group_size: int | None = None
+    collective: str | None = Field(default=None, description="the op the waiting ranks are blocked at, e.g. all_reduce")
+    sequence: int | None = Field(default=None, description="its sequence number in the group")
+    sequence_kind: Literal["collective", "p2p"] | None = None
+    waiting_ranks: list[int] = Field(default_factory=list)
+    missing_dumps: list[int] = Field(default_factory=list, description="ranks of the group(s) that left no dump")
+    dumps: int = Field(description="how many dumps were read")
+    world_size: int = 0
+    reason: str
+
+
 class Diagnosis(_Model):
     """The result: the public JSON contract of ``diagnose log --json``."""
 
@@ -122,6 +144,8 @@ class Diagnosis(_Model):
     candidates: list[Candidate] = Field(default_factory=list, description="best first; root cause first")
     initiating_rank: int | None = None
     initiating_host: str | None = None
+    initiating_ranks: list[int] = Field(
+        default_factory=list, description="every initiating rank, initiating_rank first (several when the dumps name several)")
     evidence: list[Evidence] = Field(default_factory=list)
     collateral: list[Collateral] = Field(default_factory=list)
     mechanism: str = ""
@@ -132,6 +156,10 @@ class Diagnosis(_Model):
     next_run: list[str] = Field(default_factory=list, description="what to turn on before the next run")
     notes: list[str] = Field(default_factory=list, description="fallbacks, flagged model output, hints")
     hang_reasoning: str | None = Field(default=None, description="why the timeouts point at the initiating rank (hangs only)")
+    model_explanation: str | None = Field(
+        default=None, description="the model's own explanation (unverified), shown next to the encyclopedia's mechanism")
+    flight_recorder: FlightRecorderVerdict | None = Field(
+        default=None, description="what the Flight Recorder dumps say (only when the input had dumps)")
 
     @property
     def is_unknown(self) -> bool:

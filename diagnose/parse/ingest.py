@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, cast
 
 from diagnose.errors import InputError
+from diagnose.parse.fr_unpickle import HEAD_BYTES, head_kind
 
 CHUNK_BYTES = 1 << 20
 MAX_LINE_CHARS = 64 * 1024
@@ -37,6 +38,9 @@ class Source:
     name: str
     path: Path | None
     data: bytes | None = None
+    kind: str = "log"
+    """``log`` (text, for the reader), ``dump`` (a Flight Recorder dump) or ``archive`` (a tar/zip of a run): told by
+    content in ``resolve_sources``; the pipeline hands dumps and archives to ``diagnose.parse.fr_sources``, never to the reader."""
 
     def open(self) -> IO[bytes]:
         """Open the stream for binary reading; gzip data (recognised by its magic bytes, whatever the name) is unpacked."""
@@ -66,6 +70,15 @@ def _is_log_file(path: Path) -> bool:
     return path.is_file() and not path.name.startswith(".") and path.suffix not in _SKIP_SUFFIXES
 
 
+def _kind(path: Path) -> str:
+    """Flight Recorder input (issue 15): a dump or an archive is not a text log; told by its first bytes, not its name."""
+    try:
+        with path.open("rb") as fh:
+            return head_kind(fh.read(HEAD_BYTES)) or "log"
+    except OSError:
+        return "log"  # the reader reports it
+
+
 def shown_name(raw: str) -> str:
     """A path as an error message may show it: secrets and identifying names masked."""
     from redaction import Redactor
@@ -87,9 +100,10 @@ def resolve_sources(paths: list[str]) -> list[Source]:
             files = sorted(p for p in path.rglob("*") if _is_log_file(p))
             if not files:
                 raise InputError(f"{shown_name(raw)}: directory holds no log files")
-            sources.extend(Source(str(p.relative_to(path)), p) for p in files)
+            # dumps beside the logs are marked (kind), not read as text: the pipeline hands them to the Flight Recorder path
+            sources.extend(Source(str(p.relative_to(path)), p, kind=_kind(p)) for p in files)
         elif path.is_file():
-            sources.append(Source(path.name, path))
+            sources.append(Source(path.name, path, kind=_kind(path)))
         elif path.exists():
             raise InputError(f"{shown_name(raw)}: not a regular file")
         else:
