@@ -9,24 +9,26 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterator
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from diagnose.engine.fr_models import FRFacts
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Diagnosis
 
 
 class Citation(BaseModel):
-    """A source an answer relies on: a log line or an encyclopedia section."""
+    """A source an answer relies on: a log line, an encyclopedia section, or a Flight Recorder dump entry."""
 
-    kind: Literal["log", "kb"]
+    kind: Literal["log", "kb", "dump"]
     file: str | None = None
     line: int | None = None
     rank: int | None = None
     entry_id: str | None = None
     section: str | None = None
     text: str = ""
+    record_id: int | None = Field(default=None, description="dump citations: the entry's record_id (None: from pg_status)")
 
 
 class Answer(BaseModel):
@@ -52,6 +54,12 @@ class ChatSession(BaseModel):
     diagnosis: Diagnosis
     log: ParsedLog
     history: list[Message] = Field(default_factory=list)
+    redactor_state: dict[str, Any] | None = Field(
+        default=None, description="the log's masking state (JSON-safe, raw values only as keyed hashes), to mask questions alike"
+    )
+    flight_recorder: FRFacts | None = Field(
+        default=None, description="what the run's Flight Recorder dumps say (masked; per-rank answers, not the dumps), when it had any"
+    )
 
 
 Responder = Callable[[ChatSession, str], Iterator["str | Answer"]]
