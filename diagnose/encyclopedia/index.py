@@ -9,9 +9,11 @@ This is the only module that imports chromadb, and it does so inside functions.
 
 from __future__ import annotations
 
+import fcntl
 import json
-from collections.abc import Callable
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -72,9 +74,14 @@ def chunks(entry: Entry) -> list[tuple[str, str, str]]:
 class KBIndex:
     """The encyclopedia's passages in one chromadb collection."""
 
-    def __init__(self, connect: Callable[[], Any], embedder: Embedder, *, location: str, kb_dir: Path | None = None) -> None:
-        """``connect`` makes the chromadb client (persistent or HTTP) on first use; ``location`` says where, for messages."""
+    def __init__(self, connect: Callable[[], Any], embedder: Embedder, *, location: str, kb_dir: Path | None = None,
+                 lock_path: Path | None = None) -> None:
+        """``connect`` makes the chromadb client (persistent or HTTP) on first use; ``location`` says where, for messages.
+
+        ``lock_path``: a file ``ensure`` locks, so processes starting together build the index once; the others wait.
+        """
         self._connect = connect
+        self.lock_path = lock_path
         self._client: Any = None
         self.embedder = embedder
         self.location = location
@@ -120,11 +127,12 @@ class KBIndex:
 
     def ensure(self) -> IndexStats | None:
         """Build the index when kb/ or the embedder changed; the stats of the build, or None when it was current."""
-        collection = self._current()
-        if collection is None:
-            return self.build()
-        self._use(collection)
-        return None
+        with build_lock(self.lock_path):  # one builder at a time; the client is connected under the lock too
+            collection = self._current()
+            if collection is None:
+                return self.build()
+            self._use(collection)
+            return None
 
     def build(self) -> IndexStats:
         """(Re)build the collection from every entry and return what was done."""
@@ -221,6 +229,18 @@ def _read_entries(directory: Path | None) -> list[Entry]:
     return [parse_entry(path.read_text(encoding="utf-8"), source=path.name) for path in files]
 
 
+@contextmanager
+def build_lock(path: Path | None) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (created with its folder if missing); no lock when ``path`` is None."""
+    if path is None:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
+        yield
+
+
 def _register() -> None:
     """Make chromadb know both embedders, so reopening a collection never falls back to its downloading default."""
     from chromadb.utils.embedding_functions import known_embedding_functions, register_embedding_function
@@ -270,4 +290,4 @@ def open_index(settings: Settings) -> KBIndex:
         path.mkdir(parents=True, exist_ok=True)
         return chromadb.PersistentClient(path=str(path), settings=chromadb.config.Settings(anonymized_telemetry=False))
 
-    return KBIndex(connect_embedded, embedder, location=str(path), kb_dir=settings.kb_dir)
+    return KBIndex(connect_embedded, embedder, location=str(path), kb_dir=settings.kb_dir, lock_path=path / ".build.lock")

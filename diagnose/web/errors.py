@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from diagnose.errors import DiagnoseError
+from diagnose.web.logs import scrub_path
 
 log = logging.getLogger("diagnose.web")
 
@@ -55,7 +56,7 @@ def _status_and_message(exc: Exception) -> tuple[int, str]:
 async def handle_error(request: Request, exc: Exception) -> JSONResponse:
     """The one exception handler: any handled error becomes the error shape with its status."""
     status, message = _status_and_message(exc)
-    headers = getattr(exc, "headers", None) if isinstance(exc, HTTPException) else None
+    headers = getattr(exc, "headers", None)  # 401 WWW-Authenticate, 503 Retry-After
     return JSONResponse(error_body(status, message), status_code=status, headers=headers)
 
 
@@ -80,7 +81,7 @@ class _LastResort:
         try:
             await self.app(scope, receive, tracking_send)
         except Exception as exc:
-            log.error("unhandled %s in %s %s", type(exc).__name__, scope.get("method"), scope.get("path", ""))
+            log.error("unhandled %s in %s %s", type(exc).__name__, scope.get("method"), scrub_path(scope.get("path", "")))
             if not started:
                 response = JSONResponse(error_body(500, "internal error"), status_code=500)
                 await response(scope, receive, send)

@@ -11,25 +11,23 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from diagnose.encyclopedia.entries import SECTIONS, get_entry, load_entries
 from diagnose.errors import KBError
+from diagnose.web import guard
 from diagnose.web.markdown import render_markdown, slug
 from diagnose.web.state import app_state
 
 HERE = Path(__file__).resolve().parent
 STATIC = HERE / "static"
-SECURITY_HEADERS = {
-    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
-                               "frame-ancestors 'none'; form-action 'self'",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-}
+SECURITY_HEADERS = guard.SECURITY_HEADERS
+"""Also added to every response by the guard; set here too so a page served without it keeps them."""
 
 router = APIRouter(include_in_schema=False)
 
 
 @lru_cache(maxsize=1)
 def _templates() -> Environment:
-    return Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]),
-                       trim_blocks=True, lstrip_blocks=True)
+    return Environment(
+        loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True
+    )
 
 
 def _html(name: str, status: int = 200, **context: object) -> HTMLResponse:

@@ -1,4 +1,4 @@
-"""What every request of one app shares: settings, the model client(s), the index and the session store."""
+"""What every request of one app shares: settings, the model client(s), the index, the session store, the work pool."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from diagnose.errors import ConfigError
 from diagnose.pipeline import open_llm
 from diagnose.settings import Settings
 from diagnose.web.sessions import SessionStore
+from diagnose.web.work import WorkPool
 
 if TYPE_CHECKING:
     from diagnose.encyclopedia.index import KBIndex
@@ -34,6 +35,7 @@ class AppState:
     store: SessionStore
     llm: LLMClient | None = None
     index: KBIndex | None = None
+    pool: WorkPool = field(default_factory=lambda: WorkPool(threads=2, queue=8))
     _llms: dict[str, LLMClient] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -2,7 +2,8 @@
 
 The body is streamed and counted: past the size limit the request ends with 413 before the
 rest is read. Multipart is parsed in memory (Starlette's form parser would spool large files
-to a temporary file, and raw logs never go to disk).
+to a temporary file, and raw logs never go to disk), with at most ``MAX_PARTS`` parts and
+``MAX_FILES`` files, and it must end with its closing boundary.
 """
 
 from __future__ import annotations
@@ -11,14 +12,18 @@ import re
 from dataclasses import dataclass, field
 
 from python_multipart.exceptions import MultipartParseError
-from python_multipart.multipart import MultipartParser, parse_options_header
+from python_multipart.multipart import MultipartParser, MultipartState, parse_options_header
 from starlette.requests import Request
 
 from diagnose.errors import InputError
 from diagnose.parse.ingest import Source
+from diagnose.web.guard import FORM_OVERHEAD, upload_too_large
 
 UPLOAD_NAME = "upload.log"
-_FORM_OVERHEAD = 64 * 1024
+_FORM_OVERHEAD = FORM_OVERHEAD
+MAX_FILES = 256
+"""Files per upload: a run's per-rank or per-node logs (each new file name also costs the masker some work)."""
+MAX_PARTS = MAX_FILES + 8
 _MAX_FIELD_BYTES = 1024
 _MODEL_RE = re.compile(r"^[A-Za-z0-9._:/@+-]{1,200}$")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -26,6 +31,12 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 class UploadTooLarge(InputError):
     """The body is over the configured size limit."""
+
+    status = 413
+
+
+class TooManyParts(InputError):
+    """The form has more parts or files than one upload may."""
 
     status = 413
 
@@ -45,7 +56,7 @@ class Upload:
 
 
 def _too_large(limit: int) -> UploadTooLarge:
-    return UploadTooLarge(f"the log is larger than the limit of {limit // (1 << 20)} MB (max_upload_mb)")
+    return UploadTooLarge(upload_too_large(limit))
 
 
 def safe_name(filename: str | None) -> str:
@@ -105,6 +116,10 @@ class _FormCollector:
         _, options = parse_options_header(self._headers.get("content-disposition", ""))
         name = options.get(b"name", b"").decode("utf-8", "replace")
         filename = options[b"filename"].decode("utf-8", "replace") if b"filename" in options else None
+        if len(self.parts) >= MAX_PARTS or (name == "file" and sum(p.name == "file" for p in self.parts) >= MAX_FILES):
+            raise TooManyParts(
+                f"the form has more than {MAX_FILES} files or {MAX_PARTS} parts; put the logs in fewer files (or a .tar.gz the CLI reads)"
+            )
         self.parts.append(_Part(name, filename))
 
     def _part_data(self, data: bytes, start: int, end: int) -> None:
@@ -137,6 +152,8 @@ async def _read_form(request: Request, boundary: bytes, limit: int) -> list[_Par
         raise InputError("malformed multipart body") from exc
     except ValueError as exc:
         raise InputError("malformed multipart body: bad boundary") from exc
+    if parser.state != MultipartState.END:
+        raise InputError("malformed multipart body: it ends before its closing boundary (cut off?)")
     return collector.parts
 
 
@@ -155,6 +172,9 @@ async def read_upload(request: Request, limit: int, model: str | None = None) ->
         parts = await _read_form(request, options[b"boundary"], limit)
         files = [p for p in parts if p.name == "file"]
         if not files:
+            misnamed = next((p.name for p in parts if p.filename is not None), None)
+            if misnamed is not None:
+                raise InputError(f"the form sends a file as field {misnamed[:40]!r}: send it as the `file` field")
             raise InputError("the form has no `file` field")
         names = _unique([safe_name(p.filename) for p in files])
         form_model = next((p.data.decode("utf-8", "replace").strip() for p in parts if p.name == "model"), None)

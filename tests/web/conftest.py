@@ -26,10 +26,14 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLE_OOM = REPO / "examples" / "multi-rank-oom.log"
 READY_TIMEOUT_S = 60.0
 TEST_UPLOAD_MB = 1
+TOKEN = "Xq3vN8rT1mK6pW2sL9dF4hJ7bC5yZ0aG-eUiOoQwRt_"
+"""An API token strong enough for the server (43 URL-safe characters, like ``diagnose serve --new-token``)."""
 
 # `diagnose serve` exactly as the CLI registers it (independent of how diagnose.cli wires its groups).
-SERVE = ("import typer\nfrom diagnose.cli import serve\napp = typer.Typer()\napp.callback()(lambda: None)\n"
-         "serve.register(app)\napp(prog_name='diagnose')")
+SERVE = (
+    "import typer\nfrom diagnose.cli import serve\napp = typer.Typer()\napp.callback()(lambda: None)\n"
+    "serve.register(app)\napp(prog_name='diagnose')"
+)
 
 
 def serve_argv(*args: str) -> list[str]:
@@ -40,8 +44,7 @@ def serve_argv(*args: str) -> list[str]:
 def server_env(home: Path, tmp: Path, **extra: str) -> dict[str, str]:
     """The environment of a test server: the caller's, minus every DIAGNOSE_* switch, plus ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("DIAGNOSE_")}
-    env.update(DIAGNOSE_HOME=str(home), DIAGNOSE_RETRIEVAL="0", TMPDIR=str(tmp), PYTHONPATH=str(REPO),
-               PYTHONUNBUFFERED="1", NO_COLOR="1")
+    env.update(DIAGNOSE_HOME=str(home), DIAGNOSE_RETRIEVAL="0", TMPDIR=str(tmp), PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1", NO_COLOR="1")
     env.update(extra)
     return env
 
@@ -71,8 +74,15 @@ def running_server(root: Path, *args: str, config_toml: str = "", **env: str) ->
         (home / "config.toml").write_text(config_toml, encoding="utf-8")
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    with running(serve_argv("--port", str(port), *args), log_path=root / "server.log", ready=http_ok(f"{url}/healthz"),
-                 what="the server", timeout_s=READY_TIMEOUT_S, cwd=REPO, env=server_env(home, tmp, **env)) as process:
+    with running(
+        serve_argv("--port", str(port), *args),
+        log_path=root / "server.log",
+        ready=http_ok(f"{url}/healthz"),
+        what="the server",
+        timeout_s=READY_TIMEOUT_S,
+        cwd=REPO,
+        env=server_env(home, tmp, **env),
+    ) as process:
         yield Server(url, home, tmp, root / "server.log", process)
 
 

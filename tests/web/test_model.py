@@ -30,8 +30,7 @@ def fake() -> Iterator[FakeOpenAI]:
 @pytest.fixture
 def model_server(fake: FakeOpenAI, tmp_path: Path) -> Iterator[Server]:
     """A server with no default model that allows the fake ones, talking to the fake through DIAGNOSE_API_BASE."""
-    with running_server(tmp_path, DIAGNOSE_API_BASE=fake.api_base,
-                        DIAGNOSE_ALLOWED_MODELS="openai/fake-web,openai/fake-down") as server:
+    with running_server(tmp_path, DIAGNOSE_API_BASE=fake.api_base, DIAGNOSE_ALLOWED_MODELS="openai/fake-web,openai/fake-down") as server:
         yield server
 
 
@@ -39,8 +38,9 @@ def test_upload_names_the_model_and_chat_streams_from_it(model_server: Server, f
     log = planted_log()
     with httpx.Client(base_url=model_server.url, timeout=120) as http:
         assert http.get("/api/info").json()["model"] is None
-        created = http.post("/api/diagnoses", params={"model": "openai/fake-web"}, content=log.encode(),
-                            headers={"Content-Type": "text/plain"})
+        created = http.post(
+            "/api/diagnoses", params={"model": "openai/fake-web"}, content=log.encode(), headers={"Content-Type": "text/plain"}
+        )
         assert created.status_code == 201, created.text
         diagnosis = created.json()["diagnosis"]
         assert diagnosis["backend"] == "openai/fake-web"
@@ -48,8 +48,9 @@ def test_upload_names_the_model_and_chat_streams_from_it(model_server: Server, f
         session_id = created.json()["session_id"]
         assert http.get(f"/api/sessions/{session_id}").json()["model"] == "openai/fake-web"
 
-        streamed = http.post(f"/api/sessions/{session_id}/messages", json={"content": "Why rank 5?"},
-                             headers={"Accept": "text/event-stream"})
+        streamed = http.post(
+            f"/api/sessions/{session_id}/messages", json={"content": "Why rank 5?"}, headers={"Accept": "text/event-stream"}
+        )
         events = read_events(streamed)
         deltas = [data["text"] for name, data in events if name == "delta"]  # type: ignore[index]
         assert len(deltas) > 5 and "".join(deltas) == CHAT_REPLY
@@ -68,8 +69,9 @@ def test_upload_names_the_model_and_chat_streams_from_it(model_server: Server, f
 def test_form_field_model_and_an_unreachable_model(model_server: Server, fake: FakeOpenAI) -> None:
     fake.default_reply = 503
     with httpx.Client(base_url=model_server.url, timeout=120) as http:
-        created = http.post("/api/diagnoses", files={"file": ("train.log", planted_log().encode(), "text/plain")},
-                            data={"model": "openai/fake-down"})
+        created = http.post(
+            "/api/diagnoses", files={"file": ("train.log", planted_log().encode(), "text/plain")}, data={"model": "openai/fake-down"}
+        )
         assert created.status_code == 201, created.text
         diagnosis = created.json()["diagnosis"]
         assert diagnosis["backend"] == "rules"
@@ -81,10 +83,10 @@ def test_form_field_model_and_an_unreachable_model(model_server: Server, fake: F
 def test_a_model_the_server_does_not_allow_is_refused(model_server: Server, fake: FakeOpenAI) -> None:
     calls = len(fake.requests)
     with httpx.Client(base_url=model_server.url, timeout=60) as http:
-        response = http.post("/api/diagnoses", params={"model": "openai/gpt-4o"}, content=planted_log().encode(),
-                             headers={"Content-Type": "text/plain"})
+        response = http.post(
+            "/api/diagnoses", params={"model": "openai/gpt-4o"}, content=planted_log().encode(), headers={"Content-Type": "text/plain"}
+        )
     assert response.status_code == 400
     assert response.json() == {"ok": False, "error": response.json()["error"], "status": 400}
     assert "not allowed" in response.json()["error"]
     assert len(fake.requests) == calls
-

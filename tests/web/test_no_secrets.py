@@ -40,8 +40,7 @@ def _exercise(http: httpx.Client, log: str) -> list[str]:
     for session_id in session_ids:
         for question in QUESTIONS:
             for accept in ("application/json", "text/event-stream"):
-                response = http.post(f"/api/sessions/{session_id}/messages", json={"content": question},
-                                     headers={"Accept": accept})
+                response = http.post(f"/api/sessions/{session_id}/messages", json={"content": question}, headers={"Accept": accept})
                 assert response.status_code == 200
                 seen.append(response.text)
         session = http.get(f"/api/sessions/{session_id}")
@@ -58,10 +57,29 @@ def _files_text(root: Path) -> dict[str, str]:
 
 
 def _redis_text(url: str) -> dict[str, str]:
+    """Every key's content as text: strings (zlib-compressed JSON unpacked), lists, hashes and sorted sets."""
+    import contextlib
+    import zlib
+
     import redis
 
     client = redis.Redis.from_url(url)
-    return {f"redis:{key.decode()}": (client.get(key) or b"").decode("utf-8", "replace") for key in client.scan_iter("*")}
+    found = {}
+    for key in client.scan_iter("*"):
+        kind = client.type(key).decode()
+        if kind == "string":
+            raw = client.get(key) or b""
+            with contextlib.suppress(zlib.error):
+                raw = zlib.decompress(raw)
+            parts = [raw]
+        elif kind == "list":
+            parts = client.lrange(key, 0, -1)
+        elif kind == "hash":
+            parts = [b"%s=%s" % item for item in client.hgetall(key).items()]
+        else:
+            parts = client.zrange(key, 0, -1)
+        found[f"redis:{key.decode()}"] = b"\n".join(parts).decode("utf-8", "replace")
+    return found
 
 
 @pytest.mark.parametrize("store", ["memory", "redis"])
@@ -72,7 +90,7 @@ def test_planted_secrets_appear_nowhere(store: str, tmp_path: Path, request: pyt
     with running_server(tmp_path / "server", **env) as server, httpx.Client(base_url=server.url, timeout=60) as http:
         responses = _exercise(http, log)
         stored = _redis_text(env["DIAGNOSE_REDIS_URL"]) if env else {}
-    assert store != "redis" or stored, "the sessions should be in Redis"
+    assert store != "redis" or any(key.endswith(":history") for key in stored), "the sessions should be in Redis"
     haystacks = {f"response {i}": text for i, text in enumerate(responses)}
     haystacks |= {"server log": server.log_text()} | _files_text(server.home) | _files_text(server.tmp) | stored
     assert "POST /api/diagnoses" in haystacks["server log"]

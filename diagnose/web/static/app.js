@@ -193,6 +193,7 @@ async function run() {
     state.sessionId = created.session_id;
     state.diagnosis = created.diagnosis;
     showDiagnosis(created.diagnosis);
+    if (window.diagnoseTimeline) window.diagnoseTimeline.show(created.timeline_svg);  // timeline.js
     setStatus("");
     $("#verdict-title").focus();
   } catch (error) {
@@ -227,7 +228,7 @@ function showDiagnosis(d) {
   idLink.textContent = d.root_cause.id;
   idLink.href = `/kb/${encodeURIComponent(d.root_cause.id)}`;
   $("#verdict-confidence").textContent = `confidence ${Math.round(d.root_cause.confidence * 100)}%`;
-  $("#fact-rank").textContent = d.initiating_rank ?? "not shown in the log";
+  $("#fact-rank").textContent = (d.initiating_ranks || []).length > 1 ? d.initiating_ranks.join(", ") : d.initiating_rank ?? "not shown in the log";
   $("#fact-host").textContent = d.initiating_host ?? "—";
   $("#fact-backend").textContent = d.backend === "rules" ? "rules (no model)" : d.backend;
   $("#verdict-mechanism").replaceChildren(...rich(d.mechanism || ""));
@@ -235,7 +236,7 @@ function showDiagnosis(d) {
   $("#evidence").replaceChildren(...d.evidence.map((e, i) =>
     el("li", { id: `ev-${i}`, class: "evline", tabindex: "-1" },
       el("div", { class: "evhead" },
-        el("span", { class: "lineno", text: `line ${e.line}` }),
+        el("span", { class: "lineno", text: e.kind === "dump" ? (e.record_id !== null ? `record ${e.record_id}` : "pg_status") : `line ${e.line}` }),
         el("span", { class: "file", text: e.file }),
         e.rank !== null ? el("span", { class: "rank", text: `rank ${e.rank}` }) : null),
       el("pre", {}, el("code", { text: e.text })))));
@@ -296,7 +297,8 @@ function citationItem(c) {
     const href = `/kb/${encodeURIComponent(c.entry_id)}${c.section ? `#${slug(c.section)}` : ""}`;
     return el("li", { class: "cite kb" }, el("a", { href }, el("span", { class: "cite-kind", text: "kb" }), `${c.entry_id}${section}`));
   }
-  const label = `${c.file}:${c.line}${c.rank !== null && c.rank !== undefined ? ` · rank ${c.rank}` : ""}`;
+  const where = c.kind === "dump" ? `${c.file} ${c.record_id !== null && c.record_id !== undefined ? `record ${c.record_id}` : "pg_status"}` : `${c.file}:${c.line}`;
+  const label = `${where}${c.rank !== null && c.rank !== undefined ? ` · rank ${c.rank}` : ""}`;
   const anchor = evidenceAnchor(c.file, c.line);
   const head = anchor
     ? el("a", { href: `#${anchor}`, onclick: () => flash(anchor) }, el("span", { class: "cite-kind", text: "log" }), label)
