@@ -38,8 +38,9 @@ def _plain_read(path: str) -> float:
 
 def _grep(path: str) -> float:
     started = time.perf_counter()
-    subprocess.run(["grep", "-cE", "out of memory|Watchdog caught|Traceback|NCCL WARN|Segmentation fault", path],
-                   capture_output=True, check=False)
+    subprocess.run(
+        ["grep", "-cE", "out of memory|Watchdog caught|Traceback|NCCL WARN|Segmentation fault", path], capture_output=True, check=False
+    )
     return time.perf_counter() - started
 
 
@@ -53,8 +54,12 @@ def run(size_mb: int, ranks: int, workdir: Path, shape: str) -> dict[str, object
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
     pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
-    done = subprocess.run([*pin, sys.executable, "-m", "diagnose", "log", str(path), "--json", "--no-retrieval"],
-                          capture_output=True, text=True, env={**os.environ, "DIAGNOSE_HOME": str(workdir / "home")})
+    done = subprocess.run(
+        [*pin, sys.executable, "-m", "diagnose", "log", str(path), "--json", "--no-retrieval"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DIAGNOSE_HOME": str(workdir / "home")},
+    )
     seconds = time.perf_counter() - started
     peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     result = json.loads(done.stdout) if done.stdout else {}

@@ -21,20 +21,20 @@ import time
 from pathlib import Path
 
 LOG = (
-    '[rank0]:[I1202 10:00:00.000001 train.py:10] step 1 loss 2.31\n'
-    '[rank1]:[I1202 10:00:00.000002 train.py:10] step 1 loss 2.30\n'
-    '[rank0]:[I1202 10:00:01.000001 train.py:10] step 2 loss 2.29\n'
-    '[rank1]:[I1202 10:00:01.000002 train.py:10] step 2 loss 2.28\n'
-    '[rank1]: Traceback (most recent call last):\n'
+    "[rank0]:[I1202 10:00:00.000001 train.py:10] step 1 loss 2.31\n"
+    "[rank1]:[I1202 10:00:00.000002 train.py:10] step 1 loss 2.30\n"
+    "[rank0]:[I1202 10:00:01.000001 train.py:10] step 2 loss 2.29\n"
+    "[rank1]:[I1202 10:00:01.000002 train.py:10] step 2 loss 2.28\n"
+    "[rank1]: Traceback (most recent call last):\n"
     '[rank1]:   File "train.py", line 42, in <module>\n'
-    '[rank1]:     loss.backward()\n'
-    '[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of'
-    ' 79.15 GiB of which 1.06 GiB is free.\n'
-    '[rank0]:[E1202 10:10:01.000001 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout'
-    ': WorkNCCL(SeqNum=52, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600003 milliseconds'
-    ' before timing out.\n'
-    'E1202 10:10:02.000000 1234 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) local_ra'
-    'nk: 1 (pid: 4242) of binary: python\n'
+    "[rank1]:     loss.backward()\n"
+    "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of"
+    " 79.15 GiB of which 1.06 GiB is free.\n"
+    "[rank0]:[E1202 10:10:01.000001 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout"
+    ": WorkNCCL(SeqNum=52, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600003 milliseconds"
+    " before timing out.\n"
+    "E1202 10:10:02.000000 1234 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) local_ra"
+    "nk: 1 (pid: 4242) of binary: python\n"
 )
 
 

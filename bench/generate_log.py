@@ -48,28 +48,46 @@ def generate(path: str, size_mb: int, ranks: int, seed: int = 1, shape: str = "m
             batch = []
             for _ in range(200):
                 r = rng.randrange(ranks)
-                line = rng.choice(templates).format(fl=rng.randrange(100, 999),
-                    r=r, t=t, tg=tg, s=step, loss=2.0 + rng.random(), g=rng.random() + 0.5, tok=rng.randrange(40000, 44000),
-                    n=r // 8, pid=10000 + r, lr=r % 8, c=rng.randrange(10), nr=(r + 1) % ranks)
+                line = rng.choice(templates).format(
+                    fl=rng.randrange(100, 999),
+                    r=r,
+                    t=t,
+                    tg=tg,
+                    s=step,
+                    loss=2.0 + rng.random(),
+                    g=rng.random() + 0.5,
+                    tok=rng.randrange(40000, 44000),
+                    n=r // 8,
+                    pid=10000 + r,
+                    lr=r % 8,
+                    c=rng.randrange(10),
+                    nr=(r + 1) % ranks,
+                )
                 batch.append(line)
             text = "\n".join(batch) + "\n"
             out.write(text)
             written += len(text)
         t, tg = _clock(36000 + step + 1)
-        out.write(f"[rank{culprit}]: Traceback (most recent call last):\n"
-                  f'[rank{culprit}]:   File "/workspace/train.py", line 377, in train\n'
-                  f"[rank{culprit}]:     loss.backward()\n"
-                  f"[rank{culprit}]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU {culprit % 8} has a "
-                  "total capacity of 79.11 GiB of which 1.20 GiB is free.\n")
+        out.write(
+            f"[rank{culprit}]: Traceback (most recent call last):\n"
+            f'[rank{culprit}]:   File "/workspace/train.py", line 377, in train\n'
+            f"[rank{culprit}]:     loss.backward()\n"
+            f"[rank{culprit}]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU {culprit % 8} has a "
+            "total capacity of 79.11 GiB of which 1.20 GiB is free.\n"
+        )
         _, tg = _clock(36000 + step + 601)
         for r in range(ranks):
             if r != culprit:
-                out.write(f"[rank{r}]:[E1202 {tg} ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective operation timeout: "
-                          f"WorkNCCL(SeqNum={step * 3}, OpType=ALLREDUCE, NumelIn=262144, NumelOut=262144, Timeout(ms)=600000) "
-                          "ran for 600017 milliseconds before timing out.\n")
+                out.write(
+                    f"[rank{r}]:[E1202 {tg} ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective operation timeout: "
+                    f"WorkNCCL(SeqNum={step * 3}, OpType=ALLREDUCE, NumelIn=262144, NumelOut=262144, Timeout(ms)=600000) "
+                    "ran for 600017 milliseconds before timing out.\n"
+                )
         for r in range(0, ranks, 8):
-            out.write(f"W1202 {tg} 9120 torch/distributed/elastic/multiprocessing/api.py:897] Sending process {20000 + r} "
-                      "closing signal SIGTERM\n")
+            out.write(
+                f"W1202 {tg} 9120 torch/distributed/elastic/multiprocessing/api.py:897] Sending process {20000 + r} "
+                "closing signal SIGTERM\n"
+            )
     return {"path": path, "root_cause": "cuda-oom", "initiating_rank": culprit, "ranks": ranks}
 
 

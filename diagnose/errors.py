@@ -1,12 +1,12 @@
 """The error tree. Library code raises these; only the CLI and the web app print them.
 
-    DiagnoseError
-     ├── InputError          bad, empty, binary or unreadable log input
-     ├── ConfigError         a setting is wrong
-     │    └── MissingKeyError   a configured model needs a key that is not set
-     ├── LLMError
-     │    └── LLMUnavailable    the model could not be reached (after retries)
-     └── KBError             the encyclopedia or its index is broken
+DiagnoseError
+ ├── InputError          bad, empty, binary or unreadable log input
+ ├── ConfigError         a setting is wrong
+ │    └── MissingKeyError   a configured model needs a key that is not set
+ ├── LLMError
+ │    └── LLMUnavailable    the model could not be reached (after retries)
+ └── KBError             the encyclopedia or its index is broken
 """
 
 from __future__ import annotations

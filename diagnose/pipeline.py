@@ -50,8 +50,14 @@ class Result:
     """What the Flight Recorder dumps in the input say (verdict, per-rank answers for chat); None without dumps."""
 
 
-def diagnose(sources: Iterable[Source | str | Path], *, settings: Settings | None = None, llm: LLMClient | None = None,
-             index: KBIndex | None = None, progress: Callable[[int], None] | None = None) -> Result:
+def diagnose(
+    sources: Iterable[Source | str | Path],
+    *,
+    settings: Settings | None = None,
+    llm: LLMClient | None = None,
+    index: KBIndex | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Result:
     """Diagnose one run's logs (sources, or paths: files, directories of per-rank logs, ``-`` for stdin).
 
     Raw text is masked before anything else reads it. Without ``llm`` and ``index`` this is the

@@ -44,8 +44,9 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def running(argv: list[str], *, log_path: Path, ready: Callable[[], bool], what: str, timeout_s: float = 60.0,
-            **popen: Any) -> Iterator[subprocess.Popen[bytes]]:
+def running(
+    argv: list[str], *, log_path: Path, ready: Callable[[], bool], what: str, timeout_s: float = 60.0, **popen: Any
+) -> Iterator[subprocess.Popen[bytes]]:
     """Start ``argv`` with its output in ``log_path``, wait until ``ready()``, stop it on exit.
 
     The test fails (with the end of the log) if the process exits or is not ready in time.

@@ -34,8 +34,9 @@ def chroma_url(tmp_path: Path) -> Iterator[str]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     argv = [_chroma_binary(), "run", "--path", str(tmp_path / "chroma"), "--host", "127.0.0.1", "--port", str(port)]
-    with running(argv, log_path=tmp_path / "chroma.log", ready=http_ok(f"{url}/api/v2/heartbeat"), what="chroma",
-                 timeout_s=READY_TIMEOUT_S):
+    with running(
+        argv, log_path=tmp_path / "chroma.log", ready=http_ok(f"{url}/api/v2/heartbeat"), what="chroma", timeout_s=READY_TIMEOUT_S
+    ):
         yield url
 
 

@@ -43,9 +43,16 @@ def test_validator_catches_a_broken_entry(tmp_path: Path) -> None:
         "  - pattern: '(unclosed'\n    role: cascade\n    examples: ['x']\n---\n## What it is\nx\n"
     )
     problems = "\n".join(validate(tmp_path, ["cuda-oom"]))
-    for expected in ("differs from the file name", "missing sections", "Fix has no list items",
-                     "Verify has no commands", "misses its example", "does not compile", "'nowhere' has no entry",
-                     "taxonomy id 'cuda-oom' has no entry"):
+    for expected in (
+        "differs from the file name",
+        "missing sections",
+        "Fix has no list items",
+        "Verify has no commands",
+        "misses its example",
+        "does not compile",
+        "'nowhere' has no entry",
+        "taxonomy id 'cuda-oom' has no entry",
+    ):
         assert expected in problems
 
 

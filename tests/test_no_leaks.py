@@ -32,16 +32,27 @@ def test_nothing_unmasked_in_output_index_or_disk(tmp_path: Path) -> None:
     env = {**os.environ, "DIAGNOSE_HOME": str(home)}
     outputs = []
     with FakeOpenAI() as fake:
-        fake.default_reply = json.dumps({"root_cause": "cuda-oom", "initiating_rank": 5, "evidence": ["planted.log:209"],
-                                         "explanation": "x", "fix": [], "verify": []})
+        fake.default_reply = json.dumps(
+            {"root_cause": "cuda-oom", "initiating_rank": 5, "evidence": ["planted.log:209"], "explanation": "x", "fix": [], "verify": []}
+        )
         # the index is built only when consulted: build it in this home, then diagnose, so the store is checked too
-        runs = (["kb", "index"], ["log", str(log), "--json"], ["log", str(log), "--json", "--model", "openai/fake", "--api-base", fake.api_base])
+        runs = (
+            ["kb", "index"],
+            ["log", str(log), "--json"],
+            ["log", str(log), "--json", "--model", "openai/fake", "--api-base", fake.api_base],
+        )
         for args in runs:
             done = subprocess.run([sys.executable, "-m", "diagnose", *args], capture_output=True, text=True, env=env, timeout=300)
             assert done.returncode == 0, done.stderr
             outputs += [done.stdout, done.stderr]
-        chat = subprocess.run([sys.executable, "-m", "diagnose", "chat", str(log), "--no-retrieval"], input="show the evidence\n/quit\n",
-                              capture_output=True, text=True, env=env, timeout=300)
+        chat = subprocess.run(
+            [sys.executable, "-m", "diagnose", "chat", str(log), "--no-retrieval"],
+            input="show the evidence\n/quit\n",
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
         outputs += [chat.stdout, chat.stderr]
         sent = fake.sent_text()
     assert json.loads(outputs[4])["backend"] == "openai/fake"
@@ -65,8 +76,9 @@ def test_a_value_recognised_late_is_masked_in_earlier_kept_lines(tmp_path: Path)
     from diagnose.settings import load_settings
 
     log = tmp_path / "late.log"
-    log.write_text("[rank3]: saving to /lustre/fsw/qzhang/ckpt/step_100\n" + (EXAMPLES / "multi-rank-oom.log").read_text()
-                   + "SLURM_JOB_USER=qzhang\n")
+    log.write_text(
+        "[rank3]: saving to /lustre/fsw/qzhang/ckpt/step_100\n" + (EXAMPLES / "multi-rank-oom.log").read_text() + "SLURM_JOB_USER=qzhang\n"
+    )
     result = diagnose(resolve_sources([str(log)]), settings=load_settings())
     kept = result.log.model_dump_json() + result.diagnosis.model_dump_json()
     assert "qzhang" not in kept

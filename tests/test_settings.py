@@ -47,11 +47,14 @@ def test_web_switches_share_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "a-token-value-that-must-not-show" not in repr(settings)
 
 
-@pytest.mark.parametrize(("config", "message"), [
-    ("modle = 'typo'\n", "modle"),
-    ("llm_timeout = -1\n", "llm_timeout"),
-    ("model = [unclosed\n", "config.toml"),
-])
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ("modle = 'typo'\n", "modle"),
+        ("llm_timeout = -1\n", "llm_timeout"),
+        ("model = [unclosed\n", "config.toml"),
+    ],
+)
 def test_a_bad_config_file_is_a_clear_error(config: str, message: str) -> None:
     _write_config(config)
     with pytest.raises(ConfigError, match=message):

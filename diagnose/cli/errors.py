@@ -39,8 +39,7 @@ def handle_errors(func: Callable[P, T]) -> Callable[P, T]:
         except Exception as exc:  # a bug: one line for the user, the traceback only on request
             if _debug():
                 raise
-            print(f"error: internal error ({type(exc).__name__}: {exc}); rerun with DIAGNOSE_DEBUG=1 and report it",
-                  file=sys.stderr)
+            print(f"error: internal error ({type(exc).__name__}: {exc}); rerun with DIAGNOSE_DEBUG=1 and report it", file=sys.stderr)
             raise typer.Exit(INTERNAL_ERROR) from None
 
     return wrapper

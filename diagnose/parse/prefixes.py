@@ -60,7 +60,7 @@ def split_prefix(text: str) -> tuple[int | None, str | None, str]:
                 k8s = _K8S_INDEX.search(host) if name == "kubectl" else None
                 if k8s and rank is None:
                     rank = int(k8s.group(1))
-            body = body[match.end():]
+            body = body[match.end() :]
             break
         else:
             break

@@ -5,11 +5,34 @@ from __future__ import annotations
 from redaction.recognizers.base import LogRecognizer
 
 # Directory names under a home or cluster-filesystem root that are not users.
-_NOT_USERS = frozenset({
-    "shared", "public", "root", "default", "guest", "data", "datasets", "dataset", "models", "checkpoints", "cache",
-    "tmp", "temp", "projects", "project", "common", "scratch", "users", "home", "group", "groups", "apps", "software",
-    "jusers",
-})
+_NOT_USERS = frozenset(
+    {
+        "shared",
+        "public",
+        "root",
+        "default",
+        "guest",
+        "data",
+        "datasets",
+        "dataset",
+        "models",
+        "checkpoints",
+        "cache",
+        "tmp",
+        "temp",
+        "projects",
+        "project",
+        "common",
+        "scratch",
+        "users",
+        "home",
+        "group",
+        "groups",
+        "apps",
+        "software",
+        "jusers",
+    }
+)
 
 
 class HomePathRecognizer(LogRecognizer):

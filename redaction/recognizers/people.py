@@ -48,11 +48,46 @@ class SlurmUserRecognizer(LogRecognizer):
 
 
 # Groups every system has; they name nobody.
-_SYSTEM_GROUPS = frozenset({
-    "root", "sudo", "adm", "wheel", "docker", "video", "render", "users", "plugdev", "audio", "dialout", "cdrom", "floppy",
-    "lpadmin", "sambashare", "lxd", "kvm", "input", "systemd-journal", "staff", "admin", "nogroup", "nobody", "daemon",
-    "bin", "sys", "disk", "tty", "games", "man", "mail", "netdev", "libvirt", "wireshark", "dip", "ssh",
-})
+_SYSTEM_GROUPS = frozenset(
+    {
+        "root",
+        "sudo",
+        "adm",
+        "wheel",
+        "docker",
+        "video",
+        "render",
+        "users",
+        "plugdev",
+        "audio",
+        "dialout",
+        "cdrom",
+        "floppy",
+        "lpadmin",
+        "sambashare",
+        "lxd",
+        "kvm",
+        "input",
+        "systemd-journal",
+        "staff",
+        "admin",
+        "nogroup",
+        "nobody",
+        "daemon",
+        "bin",
+        "sys",
+        "disk",
+        "tty",
+        "games",
+        "man",
+        "mail",
+        "netdev",
+        "libvirt",
+        "wireshark",
+        "dip",
+        "ssh",
+    }
+)
 
 
 class IdOutputRecognizer(LogRecognizer):

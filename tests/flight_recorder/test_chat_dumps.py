@@ -16,8 +16,9 @@ from .test_pipeline import hang
 def session_for(path: Path) -> ChatSession:
     """A chat about the diagnosis of ``path``, carrying what its dumps say (as the CLI and the web app build it)."""
     result = diagnose([path])
-    return ChatSession(diagnosis=result.diagnosis, log=result.log, redactor_state=result.redactor_state,
-                       flight_recorder=result.flight_recorder)
+    return ChatSession(
+        diagnosis=result.diagnosis, log=result.log, redactor_state=result.redactor_state, flight_recorder=result.flight_recorder
+    )
 
 
 def test_which_collective_a_waiting_rank_was_stuck_in(generator: Any, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 from redaction import Redactor
 from tests.conftest import shared_dir
 
+
 @pytest.fixture(scope="session")
 def load_corpus() -> Callable[[str], list[dict]]:
     """Return a reader of shared/redaction/<name>.jsonl that skips the test when it is absent."""

@@ -57,8 +57,10 @@ ROWS = [
         "ray.exceptions.RaySystemError: System error: Failed to connect to GCS at head-node.ml.example.net:6379",
         "ray.exceptions.RaySystemError: System error: Failed to connect to GCS at <HOST_1>:6379",
     ),
-    ("AssertionError: Rank 3: found NaN in local grad norm in backwards pass. Device: 3, node: set-zw04-kubernetes-pc133.mt",
-     "AssertionError: Rank 3: found NaN in local grad norm in backwards pass. Device: 3, node: <HOST_1>"),
+    (
+        "AssertionError: Rank 3: found NaN in local grad norm in backwards pass. Device: 3, node: set-zw04-kubernetes-pc133.mt",
+        "AssertionError: Rank 3: found NaN in local grad norm in backwards pass. Device: 3, node: <HOST_1>",
+    ),
 ]
 
 # Shapes that look like hosts and are not: module names, files, public services, ranks.

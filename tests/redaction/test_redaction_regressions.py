@@ -14,12 +14,13 @@ from redaction import Redactor
         ("wandb: Currently logged in as: alice-nguyen (acme-research)", "wandb: Currently logged in as: <USER_1> (<USER_2>)"),
         ("saved checkpoint to /lustre/fsw/rsubramanian/ckpt/gpt13b", "saved checkpoint to /lustre/fsw/<USER_1>/ckpt/gpt13b"),
         ("reading /fsx/datasets/c4/train-0001.json", "reading /fsx/datasets/c4/train-0001.json"),
-        ("stream closed: EOF for ml-team-emea/whisper-ft-nl-worker-0 (pytorch)",
-         "stream closed: EOF for <NAMESPACE_1>/<HOST_1> (pytorch)"),
+        ("stream closed: EOF for ml-team-emea/whisper-ft-nl-worker-0 (pytorch)", "stream closed: EOF for <NAMESPACE_1>/<HOST_1> (pytorch)"),
         ('Pod "x" in namespace "research-cdiaz" terminated', 'Pod "x" in namespace "<NAMESPACE_1>" terminated'),
         ("namespace: default", "namespace: default"),
-        ("Warning OOMKilling node/gke-gpu-l4-pool-7c1d2e-9vxt Memory cgroup out of memory",
-         "Warning OOMKilling node/<HOST_1> Memory cgroup out of memory"),
+        (
+            "Warning OOMKilling node/gke-gpu-l4-pool-7c1d2e-9vxt Memory cgroup out of memory",
+            "Warning OOMKilling node/<HOST_1> Memory cgroup out of memory",
+        ),
     ],
 )
 def test_when_shape_seen_in_evals_then_masked_whole(text: str, expected: str) -> None:
