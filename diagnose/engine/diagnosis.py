@@ -46,9 +46,13 @@ def _traceback_for(log: ParsedLog, line: LogLine) -> Event | None:
 def collateral_groups(log: ParsedLog, entries: dict[str, Entry], root_id: str, hang: HangVerdict | None) -> list[Collateral]:
     """Cascade and teardown findings grouped by entry, plus later initiating failures of other entries."""
     out: list[Collateral] = []
+    root_lines = {(f.evidence.source, f.evidence.line) for f in log.findings if f.entry_id == root_id}
     for group in sorted(log.groups, key=lambda g: g.first_order):
         if group.role == "noise" or (group.entry_id == root_id and group.role == "initiating"):
             continue
+        lines = {(f.evidence.source, f.evidence.line) for f in log.findings if (f.entry_id, f.role) == (group.entry_id, group.role)}
+        if group.role == "initiating" and lines and lines <= root_lines:
+            continue  # another reading of the root cause's own lines (a special case set aside), not a later failure
         entry = entries.get(group.entry_id)
         title = entry.title if entry else group.entry_id
         if group.entry_id == "nccl-timeout-hang" and hang is not None and hang.summary:
