@@ -60,7 +60,7 @@ def register(app: typer.Typer) -> None:
         workers: Annotated[int, typer.Option("--workers", "-w", min=1, help="Worker processes; more than 1 needs DIAGNOSE_REDIS_URL.")] = 1,
         new_token: Annotated[bool, typer.Option("--new-token", help="Print a fresh API token (32 random bytes) and exit.")] = False,
     ) -> None:
-        """Serve the page (paste a log, see the diagnosis, ask follow-ups) and the API (OpenAPI at /docs).
+        """Serve the page (paste a log, see the diagnosis, ask follow-ups) and the API (its OpenAPI schema at /openapi.json).
 
         Settings come from config.toml and DIAGNOSE_* (DIAGNOSE_MODEL, DIAGNOSE_API_TOKEN,
         DIAGNOSE_REDIS_URL, DIAGNOSE_SESSION_TTL, DIAGNOSE_RETRIEVAL=0 for no vector index).
