@@ -11,8 +11,13 @@ from diagnose.llm.prompting import CHARS_PER_TOKEN, PromptLine, prompt_version, 
 
 
 def test_diagnose_template_renders_candidates_and_citable_lines() -> None:
-    rendered = render("diagnose", candidates=[{"id": "cuda-oom", "score": 0.9, "title": "GPU out of memory"}],
-                      entries=[], lines=[PromptLine("train.log:12", 5, "[rank5]: CUDA out of memory")], ranks="0, 5")
+    rendered = render(
+        "diagnose",
+        candidates=[{"id": "cuda-oom", "score": 0.9, "title": "GPU out of memory"}],
+        entries=[],
+        lines=[PromptLine("train.log:12", 5, "[rank5]: CUDA out of memory")],
+        ranks="0, 5",
+    )
     messages = to_messages(rendered)
     assert [m["role"] for m in messages] == ["system", "user"]
     assert "train.log:12 | rank 5 | [rank5]: CUDA out of memory" in messages[1]["content"]
@@ -57,3 +62,19 @@ def test_prompt_stays_within_the_token_budget_whatever_the_log_size(tmp_path: Pa
     prompt = "".join(m["content"] for m in build_messages(result.diagnosis, result.log, ranked, entries, 6000))
     assert "torch.OutOfMemoryError" in prompt
     assert len(prompt) <= 6000 * CHARS_PER_TOKEN + 4000  # the instructions and entry excerpts come on top
+
+
+def test_messages_alternate_for_strict_chat_templates() -> None:
+    rendered = (
+        "[system]\nS\n[user]\ncontext\n[user]\nq1\n[assistant]\n\n[user]\nq2\n[assistant]\na\n[assistant]\nb\n[user]\nq3\n[assistant]\n"
+    )
+    messages = to_messages(rendered)
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert messages[1]["content"] == "context\n\nq1\n\nq2" and messages[2]["content"] == "a\n\nb"
+
+
+def test_diagnose_prompt_numbers_its_lines_for_citation() -> None:
+    rendered = render(
+        "diagnose", candidates=[], entries=[], ranks="0", lines=[PromptLine("a.log:7", 0, "x"), PromptLine("a.log:9", 1, "y")]
+    )
+    assert "[1] a.log:7 | rank 0 | x" in rendered and "[2] a.log:9 | rank 1 | y" in rendered

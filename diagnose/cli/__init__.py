@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from diagnose.cli import cache as cache_commands
 from diagnose.cli import chat as chat_commands
 from diagnose.cli import eval as eval_commands
 from diagnose.cli import kb as kb_commands
@@ -24,3 +25,4 @@ eval_commands.register(app)
 serve_commands.register(app)
 app.add_typer(kb_commands.app, name="kb")
 app.add_typer(llm_commands.app, name="llm")
+app.add_typer(cache_commands.app, name="cache")

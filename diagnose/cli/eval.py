@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from diagnose.cli.errors import handle_errors
+from diagnose.cli.llm import ContextOption, FastOption, LLMTimeoutOption, MaxTokensOption
 from diagnose.cli.output import console, err_console
+
+if TYPE_CHECKING:
+    from diagnose.settings import Settings
 
 
 def register(app: typer.Typer) -> None:
@@ -19,7 +23,10 @@ def register(app: typer.Typer) -> None:
     @app.command("eval")
     @handle_errors
     def eval_command(
-        cases: Annotated[Path | None, typer.Option("--cases", help="Folder of cases (default: the bundled evals/cases).")] = None,
+        cases: Annotated[Path | None, typer.Option("--cases", help="Folder of cases (default: the bundled evals, by --split).")] = None,
+        split: Annotated[
+            str, typer.Option("--split", help="Which bundled cases: synthetic (evals/cases), dev or test (evals/real), or all.")
+        ] = "all",
         model: Annotated[str | None, typer.Option("--model", "-m", help="litellm model string (default: rules only).")] = None,
         api_base: Annotated[str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server.")] = None,
         json_: Annotated[bool, typer.Option("--json", help="Print the figures and per-case results as JSON.")] = False,
@@ -28,18 +35,39 @@ def register(app: typer.Typer) -> None:
         retrieval: Annotated[
             bool | None, typer.Option("--retrieval/--no-retrieval", help="Use the vector index.", show_default=False)
         ] = None,
+        llm_timeout: LLMTimeoutOption = None,
+        max_tokens: MaxTokensOption = None,
+        context: ContextOption = None,
+        fast: FastOption = False,
         calibrate: Annotated[Path | None, typer.Option("--calibrate", help="Write the confidence table fitted on this run.")] = None,
+        write_baseline: Annotated[
+            Path | None, typer.Option("--write-baseline", help="Write the CI gate's baseline (per-split figures, per-case pass/fail).")
+        ] = None,
+        chat: Annotated[
+            bool, typer.Option("--chat", help="Score the follow-up chat on the evals/chat questions instead of the diagnosis.")
+        ] = False,
     ) -> None:
         """Run every labeled case through the full product path (masking included) and score it."""
         from diagnose.bundled import evals_dir
-        from diagnose.evaluation.cases import load_cases
+        from diagnose.evaluation.cases import load_cases, load_split
         from diagnose.evaluation.run import markdown_report, run_suite
-        from diagnose.evaluation.score import compare
+        from diagnose.evaluation.score import baseline_record, compare
         from diagnose.pipeline import open_backends
         from diagnose.settings import load_settings
 
-        settings = load_settings(model=model, api_base=api_base, retrieval=retrieval)
-        suite = load_cases(cases or evals_dir() / "cases")
+        settings = load_settings(
+            model=model,
+            api_base=api_base,
+            retrieval=retrieval,
+            llm_timeout=llm_timeout,
+            max_tokens=max_tokens,
+            context=context,
+            fast=fast or None,
+        )
+        if chat:
+            _chat_eval(settings, json_, report)
+            return
+        suite = load_cases(cases) if cases else load_split(evals_dir(), split)
         llm, index = open_backends(settings)
         from rich.progress import Progress
 
@@ -52,6 +80,8 @@ def register(app: typer.Typer) -> None:
             from diagnose.evaluation.calibrate import fit
 
             calibrate.write_text(json.dumps(fit(summary["results"]), indent=2) + "\n", encoding="utf-8")
+        if write_baseline:
+            write_baseline.write_text(json.dumps(baseline_record(summary), indent=1) + "\n", encoding="utf-8")
         if baseline:
             old = json.loads(baseline.read_text(encoding="utf-8"))
             for line in compare(summary, old):
@@ -60,3 +90,24 @@ def register(app: typer.Typer) -> None:
             typer.echo(json.dumps(summary, indent=2))
         else:
             console().print(markdown_report(summary), highlight=False, markup=False)
+
+
+def _chat_eval(settings: Settings, json_: bool, report: Path | None) -> None:
+    """``diagnose eval --chat``: ask the evals/chat questions about their cases (offline, or the --model) and score the answers."""
+    from rich.progress import Progress
+
+    from diagnose.bundled import evals_dir
+    from diagnose.evaluation.chat_eval import load_questions, run_chat_eval
+    from diagnose.evaluation.chat_score import chat_markdown
+    from diagnose.pipeline import open_llm
+
+    evals = evals_dir()
+    with Progress(console=err_console(), transient=True, disable=not sys.stderr.isatty()) as bar:
+        task = bar.add_task("chat cases", total=len(load_questions(evals / "chat")))
+        summary = run_chat_eval(evals, settings, llm=open_llm(settings), progress=lambda: bar.advance(task))
+    if report:
+        report.write_text(chat_markdown(summary), encoding="utf-8")
+    if json_:
+        typer.echo(json.dumps(summary, indent=2))
+    else:
+        console().print(chat_markdown(summary), highlight=False, markup=False)

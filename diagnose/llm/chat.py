@@ -2,7 +2,9 @@
 
 Citations in the model's text (``[file:line]``, ``[kb:id#Section]``) are checked against the
 log and the encyclopedia; the ones that do not exist are reported, never passed on as sources.
-If the model cannot be reached, the offline answer is given with a note.
+The model's text is cleaned as it streams (no control sequences, no command piped into a shell);
+the prompt's turns alternate, as strict chat templates demand. If the model cannot be reached, or
+answers nothing, the offline answer is given with a note; a cut answer is kept with a note.
 """
 
 from __future__ import annotations
@@ -15,16 +17,23 @@ from diagnose.chat.session import Answer, ChatSession, Citation, Responder
 from diagnose.encyclopedia.entries import get_entry
 from diagnose.errors import KBError, LLMError
 from diagnose.llm.client import LLMClient
+from diagnose.llm.failures import Cut
 from diagnose.llm.prompting import render, to_messages, window_lines
+from diagnose.llm.sanitize import StreamCleaner
 from diagnose.schema import LogLine
+from diagnose.settings import Settings
 
 HISTORY_TURNS = 6
+DEFAULT_BUDGET = 4000
+FAST_BUDGET = 1500
+ANSWER_TOKENS = 700
+FAST_ANSWER_TOKENS = 350
 SECTIONS = ("Why it happens", "How to confirm", "Fix", "Verify", "Before the next run")
 _LOG_REF = re.compile(r"\[([^\[\]\s:]+(?:/[^\[\]\s:]+)*):(\d+)\]")
 _KB_REF = re.compile(r"\[kb:([a-z0-9-]+)(?:#([^\]]+))?\]")
 
 
-def build_chat_messages(session: ChatSession, question: str, budget_tokens: int = 4000) -> list[dict[str, str]]:
+def build_chat_messages(session: ChatSession, question: str, budget_tokens: int = DEFAULT_BUDGET) -> list[dict[str, str]]:
     """The chat prompt (masked text only)."""
     d = session.diagnosis
     try:
@@ -39,9 +48,15 @@ def build_chat_messages(session: ChatSession, question: str, budget_tokens: int 
         if text is not None:
             anchors.insert(0, LogLine(source=d.evidence[0].file, line=number, text=text))
     sections = [(name, entry.section(name)[:1500]) for name in SECTIONS] if entry else []
-    rendered = render("chat", diagnosis=d, entry=entry, sections=sections,
-                      lines=window_lines(session.log, anchors, budget_tokens),
-                      history=session.history[-HISTORY_TURNS * 2:], question=question)
+    rendered = render(
+        "chat",
+        diagnosis=d,
+        entry=entry,
+        sections=sections,
+        lines=window_lines(session.log, anchors, budget_tokens),
+        history=session.history[-HISTORY_TURNS * 2 :],
+        question=question,
+    )
     return to_messages(rendered)
 
 
@@ -66,24 +81,58 @@ def check_citations(text: str, session: ChatSession) -> tuple[list[Citation], li
     return good, bad
 
 
-def stream_with_llm(session: ChatSession, question: str, llm: LLMClient) -> Iterator[str | Answer]:
-    """Text pieces as the model writes them, then the checked Answer."""
-    messages = build_chat_messages(session, question)
-    pieces: list[str] = []
+def _offline(session: ChatSession, question: str, why: str, shown: bool) -> Iterator[str | Answer]:
+    """The offline answer, with a note on why the model's was not used."""
+    offline = answer_offline(session, question)
+    note = f"\n\n({why}; answered from the encyclopedia and the log)"
+    yield ("\n" if shown else "") + offline.answer + note
+    yield Answer(answer=offline.answer + note, citations=offline.citations, grounded=offline.grounded)
+
+
+def _known_commands(session: ChatSession) -> set[str]:
+    return {c.strip() for c in session.diagnosis.fix + session.diagnosis.verify}
+
+
+def stream_with_llm(session: ChatSession, question: str, llm: LLMClient, settings: Settings | None = None) -> Iterator[str | Answer]:
+    """Text pieces as the model writes them (cleaned of control sequences and risky commands), then the checked Answer.
+
+    An empty or failed reply gives the offline answer instead; a cut one keeps its text, with a note.
+    """
+    fast = bool(settings and settings.fast)
+    max_tokens = (settings.max_tokens if settings else None) or (FAST_ANSWER_TOKENS if fast else ANSWER_TOKENS)
+    messages = build_chat_messages(session, question, FAST_BUDGET if fast else DEFAULT_BUDGET)
+    cleaner = StreamCleaner(_known_commands(session))
+    shown: list[str] = []
+    notes: list[str] = []
     try:
-        for piece in llm.stream(messages):
-            pieces.append(piece)
-            yield piece
+        for piece in llm.stream(messages, max_tokens=max_tokens):
+            text = cleaner.feed(piece)
+            if text:
+                shown.append(text)
+                yield text
+    except Cut as exc:
+        notes.append(str(exc))
     except LLMError as exc:
-        offline = answer_offline(session, question)
-        note = f"\n\n(model unavailable: {exc}; answered from the encyclopedia and the log)"
-        yield ("\n" if pieces else "") + offline.answer + note
-        yield Answer(answer=offline.answer + note, citations=offline.citations, grounded=offline.grounded)
+        yield from _offline(session, question, f"model unavailable: {exc}", bool(shown))
         return
-    text = "".join(pieces)
+    rest = cleaner.flush()
+    if rest:
+        shown.append(rest)
+        yield rest
+    text = "".join(shown)
+    if not text.strip():
+        why = "the model only repeated its prompt" if cleaner.echoed else "the model returned an empty answer"
+        yield from _offline(session, question, why, False)
+        return
     citations, missing = check_citations(text, session)
     if missing:
-        note = f"\n\n(removed citations that do not exist: {', '.join(missing)})"
+        notes.append(f"removed citations that do not exist: {', '.join(missing)}")
+    if not citations:
+        notes.append("the model's answer cites no log line and no encyclopedia section: unverified")
+    if cleaner.removed:
+        notes.append(f"removed {cleaner.removed} model-suggested command(s) that pipe into a shell or destroy data")
+    if notes:
+        note = "".join(f"\n\n({n})" for n in notes)
         yield note
         text += note
     yield Answer(answer=text, citations=citations, grounded=bool(citations))
@@ -92,7 +141,10 @@ def stream_with_llm(session: ChatSession, question: str, llm: LLMClient) -> Iter
 def llm_responder(llm: LLMClient) -> Responder:
     """A chat responder that streams the model's checked answers (the offline answer when the model fails)."""
 
+    found = getattr(llm, "settings", None)
+    settings = found if isinstance(found, Settings) else None
+
     def respond(session: ChatSession, question: str) -> Iterator[str | Answer]:
-        return stream_with_llm(session, question, llm)
+        return stream_with_llm(session, question, llm, settings)
 
     return respond

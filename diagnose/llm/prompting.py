@@ -38,7 +38,9 @@ class PromptLine:
 @lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(PROMPTS), undefined=jinja2.StrictUndefined, autoescape=False,
+        loader=jinja2.FileSystemLoader(PROMPTS),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
         keep_trailing_newline=True,
     )
 
@@ -57,13 +59,43 @@ def render(name: str, **context: object) -> str:
 
 
 def to_messages(rendered: str) -> list[dict[str, str]]:
-    """Split a rendered template at its ``[system]``/``[user]``/``[assistant]`` markers."""
+    """Split a rendered template at its ``[system]``/``[user]``/``[assistant]`` markers, into a conversation
+    that strict chat templates accept (Gemma's, Mistral's, Llama 2's): an optional system message, then
+    user and assistant strictly alternating, starting and ending with the user.
+    """
     parts = _ROLE.split(rendered)
-    return [
-        {"role": parts[i], "content": parts[i + 1].strip()}
-        for i in range(1, len(parts) - 1, 2)
-        if parts[i + 1].strip()
-    ]
+    found = [(parts[i], parts[i + 1].strip()) for i in range(1, len(parts) - 1, 2) if parts[i + 1].strip()]
+    return alternate([{"role": role, "content": content} for role, content in found])
+
+
+def alternate(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Merge neighbours of one role and empty turns away: system first, then user/assistant alternating, user last."""
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system" and m["content"].strip())
+    out: list[dict[str, str]] = [{"role": "system", "content": system}] if system else []
+    for message in messages:
+        role, content = message["role"], message["content"].strip()
+        if role == "system" or not content:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1] = {"role": role, "content": out[-1]["content"] + "\n\n" + content}
+        elif role == "assistant" and (not out or out[-1]["role"] == "system"):
+            continue  # a conversation never opens with the assistant
+        else:
+            out.append({"role": role, "content": content})
+    while out and out[-1]["role"] == "assistant":
+        out.pop()
+    return out
+
+
+def fold_system(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The system message moved into the first user turn, for chat templates that have no system role (Mistral v0.1)."""
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    rest = [dict(m) for m in messages if m["role"] != "system"]
+    if system and rest and rest[0]["role"] == "user":
+        rest[0]["content"] = f"{system}\n\n{rest[0]['content']}"
+    elif system:
+        rest.insert(0, {"role": "user", "content": system})
+    return alternate(rest)
 
 
 def quote(text: str) -> str:
