@@ -21,6 +21,7 @@ import pytest
 from diagnose.bundled import evals_dir
 from diagnose.evaluation.cases import load_cases, load_split
 from diagnose.evaluation.run import markdown_report, run_suite
+from diagnose.evaluation.score import leaks
 from diagnose.llm.client import LiteLLMClient
 from diagnose.pipeline import open_backends
 from diagnose.settings import load_settings
@@ -69,6 +70,20 @@ def test_no_planted_secret_leaks(all_summary: dict[str, Any]) -> None:
     print("\n" + markdown_report(all_summary))
     leaked = [r["id"] for r in all_summary["results"] if r["leaked"]]
     assert all_summary["secrets_leaked"] == 0, leaked
+
+
+@pytest.mark.parametrize(
+    ("secret", "text", "leaked"),
+    [
+        ("/p/home/jusers/mueller7", 'File "/p/home/jusers/<USER_1>/olmo/train.py", line 388', False),  # the folders are no secret
+        ("/p/home/jusers/mueller7", "cd /work/mueller7/olmo", True),  # the user's name is
+        ("/home/ubuntu", "/home/<USER_1>/ubuntu-22.04.iso", False),
+        ("/home/ubuntu", "cat /home/ubuntu/.netrc", True),
+        ("uN7Jk4Ljm2liYOt1i/kwfmk2i9g/IdhAxolkEbEg", "AWS_SECRET=uN7Jk4Ljm2liYOt", True),  # a 12-character run of a key
+    ],
+)
+def test_leaks_are_whole_secrets_key_runs_or_a_directory_user(secret: str, text: str, leaked: bool) -> None:
+    assert (leaks([secret], [text]) == [secret]) is leaked
 
 
 def _shortfall(now: dict[str, Any], before: dict[str, Any], figure: str, denominator: str) -> float:

@@ -1,7 +1,8 @@
 """Which rank a failure belongs to when its own line does not say.
 
 Kernel and scheduler lines name a pid or a host, launcher summaries name ranks with their pids
-and exit codes. In order: the line's own rank prefix; a pid the ChildFailedError report (or the
+and exit codes. In order: the rank a gathered traceback names (torch.distributed.checkpoint re-raises every
+rank's failure on one rank, each headed ``(RANK n)``); the line's own rank prefix; a pid the ChildFailedError report (or the
 agent's "failed ... local_rank: N (pid: P)" on a single node) ties to a rank; the first troubled
 rank on the line's host; the rank the launcher saw exit with an exception (a positive exit code,
 where signals mark victims), preferring the report in the same file.
@@ -19,6 +20,11 @@ from diagnose.schema import Finding
 # SIGABRT (the NCCL watchdog), SIGTERM (the launcher), SIGINT (a person): usually victims, not causes
 VICTIM_EXITS = {-6, -15, -2, 134, 143, 130}
 _PID = re.compile(r"(?:\bpid[=: ]\s*|Killed process |PID )(\d+)", re.I)
+_NCCL_PID = re.compile(r"(?:<HOST_\d+>|[\w.-]+):(\d+):\d+ \[\d+\] ")
+"""NCCL's own prefix ``host:pid:tid [cuda device]``: the device is not the rank, the pid ties to one."""
+_GATHERED = re.compile(r"Traceback \(most recent call last\): \(RANK (\d+)\)")
+"""torch.distributed.checkpoint re-raises every rank's failure on the coordinator, each headed by its rank."""
+GATHERED_SPAN = 60
 
 
 def pid_ranks(log: ParsedLog) -> dict[int, int]:
@@ -72,8 +78,11 @@ def exits(log: ParsedLog) -> list[tuple[int, int, str, str]]:
         for r in log.failure_records
         if r.get("rank", "").isdigit() and r.get("exitcode", "").lstrip("-").isdigit()
     ]
+    reported = {(r.get("source"), r.get("pid")) for r in log.failure_records if r.get("pid")}
     for event in log.events:
         if event.kind == "agent_failed" and event.fields.get("local_rank") and event.fields.get("exitcode", "").lstrip("-").isdigit():
+            if (event.lines[0].source, event.fields.get("pid")) in reported:
+                continue  # the failure report names this process with its global rank already
             rank = global_rank(log, event.lines[0].source, int(event.fields["local_rank"]))
             if rank is not None:
                 exits.append((rank, int(event.fields["exitcode"]), event.lines[0].source, ""))
@@ -95,8 +104,26 @@ def _first_known(*ranks: int | None) -> int | None:
     return next((rank for rank in ranks if rank is not None), None)
 
 
+def gathered_rank(log: ParsedLog, finding: Finding) -> int | None:
+    """The rank a re-raised traceback names in its header (``Traceback ...: (RANK 3)``), not the rank that printed it."""
+    line = finding.evidence
+    for step in range(1, GATHERED_SPAN):
+        text = log.line_text(line.source, line.line - step)
+        if text is None:
+            return None
+        header = _GATHERED.search(text)
+        if header:
+            return int(header.group(1))
+        if "Traceback (most recent call last)" in text:
+            return None
+    return None
+
+
 def attribute_rank(log: ParsedLog, finding: Finding) -> int | None:
     """The rank a finding belongs to (None when nothing in the log says)."""
+    gathered = gathered_rank(log, finding)
+    if gathered is not None:
+        return gathered
     hinted = (
         finding.rank is not None
         and finding.rank == log.rank_hints.get(finding.evidence.source)
@@ -108,7 +135,7 @@ def attribute_rank(log: ParsedLog, finding: Finding) -> int | None:
         reported = {x[0] for x in exits(log) if x[2] == finding.evidence.source}
         only = reported.pop() if len(reported) == 1 else None
         return _first_known(_raised(log, finding.evidence.source, same_file_only=True), only, finding.rank)
-    pid = _PID.search(finding.evidence.text)
+    pid = _PID.search(finding.evidence.text) or _NCCL_PID.search(finding.evidence.text)
     if pid:
         by_pid = pid_ranks(log).get(int(pid.group(1)))
         if by_pid is not None:

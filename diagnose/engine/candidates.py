@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from diagnose.encyclopedia.entries import Entry
 from diagnose.engine.hangs import HangVerdict
-from diagnose.engine.terminal import fatal_and_survived
+from diagnose.engine.terminal import fatal_and_survived, recovered
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding
 
@@ -58,12 +58,22 @@ def chronological(findings: list[Finding]) -> list[Finding]:
     return sorted(close, key=lambda f: f.order) + by_time[len(close) :]
 
 
+FAILURE_EVENTS = frozenset({"traceback", "error_line", "signal", "agent_failed"})
+
+
+def _anything_failed(log: ParsedLog) -> bool:
+    """True when the log shows an exception, an error line, a signal or a launcher's failure report."""
+    return bool(log.failure_records) or any(e.kind in FAILURE_EVENTS for e in log.events)
+
+
 def score_candidates(
     log: ParsedLog, entries: dict[str, Entry], hang: HangVerdict | None, retrieved: dict[str, float] | None = None
 ) -> list[Scored]:
     """Candidates best first; empty when nothing points at a known failure."""
     root_ids = {eid for eid, entry in entries.items() if entry.kind == "root-cause"}
     initiating = [f for f in log.findings if f.role == "initiating" and f.entry_id in root_ids]
+    if initiating and all(recovered(log, f) for f in initiating) and not _anything_failed(log):
+        initiating = []  # every failure line was a warning or was retried, and nothing else failed: no root cause
     cascade = [f for f in log.findings if f.role == "cascade" and f.entry_id in root_ids]
     scored: dict[str, Scored] = {}
     pool = initiating or cascade

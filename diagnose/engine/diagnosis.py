@@ -10,6 +10,7 @@ from diagnose.encyclopedia.entries import Entry
 from diagnose.engine.attribution import attribute_rank, launcher_rank
 from diagnose.engine.candidates import Scored, chronological
 from diagnose.engine.hangs import HangVerdict
+from diagnose.engine.terminal import fatal_and_survived, recovered
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import (
     Candidate,
@@ -80,8 +81,15 @@ def build_diagnosis(
     best = ranked[0]
     entry = entries[best.entry_id]
     findings = chronological(best.findings)
+    fatal, survived = fatal_and_survived(log, [f for f in findings if f.role == "initiating"])
+    lived = {id(f) for f in survived if recovered(log, f)}
+    if fatal and lived:  # a retried or warned-and-survived line is not where the failure started
+        findings = [f for f in findings if id(f) not in lived] + [f for f in findings if id(f) in lived]
     lines = [f.evidence for f in findings]
     rank = attribute_rank(log, findings[0]) if findings else None
+    named = {f.rank for f in findings if f.rank is not None and f.role == "initiating"}
+    if rank is None and len(named) == 1:  # the first line names no rank; the failure is reported with one rank only
+        rank = named.pop()
     if findings and all(f.role == "teardown" for f in findings):  # only the launcher spoke: its blame decides
         blamed = launcher_rank(log)
         rank = blamed if blamed is not None else rank

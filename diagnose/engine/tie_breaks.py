@@ -30,7 +30,8 @@ def _first_per_rank(findings: list[Finding]) -> list[Finding]:
 
 def nan_spread(log: ParsedLog, findings: list[Finding]) -> str:
     """Which NaN entry the ranks point to."""
-    world = log.world_size()
+    # a NaN line that names rank N proves a world of at least N+1 ranks, even when no other rank spoke
+    world = max([log.world_size(), *(f.rank + 1 for f in findings if f.rank is not None)])
     if world <= 1:
         return ALL_RANKS
     firsts = [f for f in _first_per_rank(findings) if f.rank is not None]

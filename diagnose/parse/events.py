@@ -21,8 +21,8 @@ STRUCTURAL: dict[str, str] = {
     "dump_first": r"First PG on this rank to signal dumping",
     "dump_observed": r"Observed flight recorder dump signal from another rank",
     "dump_from_rank": r"Received a dump signal due to a collective timeout from\s+rank \d+",
-    "lagging": r"ranks \[[\d, ]+\] are the lagging ranks",
-    "child_failed": r"Root Cause \(first observed failure\):|^Failures:$|ChildFailedError",
+    "lagging": r"ranks \[[\d, ]+\] are the lagging ranks|\[[\d, ]+\] finished collective #\d+, but didn't join collective #\d+",
+    "child_failed": r"Root Cause \(first observed failure\):|^Failures:$|ChildFailedError|The first process to do so was:",
     "agent_failed": r"failed \(exitcode: -?\d+\) local_rank: \d+",
     "signal": r"Signal \d+ \(SIG\w+\) received by PID|closing signal SIG\w+|Segmentation fault|Fatal Python error",
     "launch": (
@@ -39,7 +39,8 @@ STRUCTURAL: dict[str, str] = {
 _WORK_FIELDS = re.compile(r"(\w+(?:\(ms\))?)=([^,)]+)")
 _STATUS = re.compile(r"[Ll]ast enqueued (?:NCCL )?work: (\d+), last completed (?:NCCL )?work: (\d+)")
 _FROM_RANK = re.compile(r"from\s+rank (\d+)")
-_LAGGING = re.compile(r"ranks \[([\d, ]+)\] are the lagging ranks")
+_LAGGING = re.compile(r"ranks \[([\d, ]+)\] are the lagging ranks|\[([\d, ]+)\] finished collective #\d+, but didn't join collective #\d+")
+"""The desync report's lagging ranks: newer wording, and the older one (ranks that never joined the next collective)."""
 _EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failure)?)(?::\s?(?P<msg>.*))?$")
 _FRAME = re.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _EXITCODE = re.compile(r"exitcode\s*:?\s*(-?\d+)")
@@ -48,6 +49,9 @@ _LOCAL_RANK_PID = re.compile(r"local_rank: (\d+) \(pid: (\d+)\)")
 _BLOCK_FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*)$")
 _BLOCK_RANK = re.compile(r"^\s*\[(\d+)\]:\s*$")
 _BLOCK_RANK_VALUE = re.compile(r"(\d+)(?: \(local_rank: (\d+)\))?")
+_MPI_PROCESS = re.compile(r"^\s*Process name:\s*\[\[\d+,\d+\],(\d+)\]")
+"""Open MPI's summary names the first process to exit as ``[[jobid,step],rank]``."""
+_MPI_EXIT = re.compile(r"^\s*Exit code:\s*(-?\d+)")
 
 TRACEBACK_SPAN = 300
 BLOCK_SPAN = 60
@@ -59,7 +63,7 @@ def line_event(kind: str, line: LogLine) -> Event:
     body = body_of(line.text)
     fields: dict[str, str] = {}
     if kind == "watchdog":
-        inner = body[body.find("WorkNCCL(") + 9:].split(" ran for ", 1)[0]
+        inner = body[body.find("WorkNCCL(") + 9 :].split(" ran for ", 1)[0]
         fields = {k: v.strip() for k, v in _WORK_FIELDS.findall(inner)}
         ran = re.search(r"ran for (\d+) milliseconds", body)
         if ran:
@@ -71,15 +75,32 @@ def line_event(kind: str, line: LogLine) -> Event:
     elif kind == "dump_from_rank":
         fields = {"from_rank": _FROM_RANK.search(body).group(1)}  # type: ignore[union-attr]
     elif kind == "lagging":
-        fields = {"ranks": _LAGGING.search(body).group(1).replace(" ", "")}  # type: ignore[union-attr]
+        lagging = _LAGGING.search(body)
+        fields = {"ranks": (lagging.group(1) or lagging.group(2)).replace(" ", "")} if lagging else {}
     elif kind in ("agent_failed", "signal"):
         exitcode = _EXITCODE.search(body)
         signal = _SIGNAL.search(body)
         local = _LOCAL_RANK_PID.search(body)
-        fields = {k: v for k, v in (("exitcode", exitcode and exitcode.group(1)), ("signal", signal and signal.group(1)),
-                                    ("local_rank", local and local.group(1)), ("pid", local and local.group(2))) if v}
-    return Event(kind=kind, role="noise", lines=[line], rank=line.rank, host=line.host, timestamp=line.timestamp,
-                 message=body.strip()[:MESSAGE_CHARS], fields=fields)
+        fields = {
+            k: v
+            for k, v in (
+                ("exitcode", exitcode and exitcode.group(1)),
+                ("signal", signal and signal.group(1)),
+                ("local_rank", local and local.group(1)),
+                ("pid", local and local.group(2)),
+            )
+            if v
+        }
+    return Event(
+        kind=kind,
+        role="noise",
+        lines=[line],
+        rank=line.rank,
+        host=line.host,
+        timestamp=line.timestamp,
+        message=body.strip()[:MESSAGE_CHARS],
+        fields=fields,
+    )
 
 
 def traceback_event(lines: list[LogLine]) -> Event:
@@ -89,16 +110,19 @@ def traceback_event(lines: list[LogLine]) -> Event:
     frames = [m.groupdict() for m in (_FRAME.match(body_of(line.text)) for line in lines) if m]
     fields = {"frames": " <- ".join(f"{f['func']} ({f['file'].rsplit('/', 1)[-1]}:{f['line']})" for f in frames[::-1][:3])}
     return Event(
-        kind="traceback", role="noise", lines=lines, rank=last.rank if last.rank is not None else lines[0].rank,
-        host=last.host or lines[0].host, timestamp=lines[0].timestamp or last.timestamp,
+        kind="traceback",
+        role="noise",
+        lines=lines,
+        rank=last.rank if last.rank is not None else lines[0].rank,
+        host=last.host or lines[0].host,
+        timestamp=lines[0].timestamp or last.timestamp,
         exception_type=exception.group("type") if exception else None,
         message=(exception.group("msg") or "").strip()[:MESSAGE_CHARS] if exception else body_of(last.text).strip()[:MESSAGE_CHARS],
         fields=fields,
     )
 
 
-def collect_traceback(first: LogLine, following: list[tuple[int, str]],
-                      make: Callable[[int, str], LogLine]) -> list[LogLine]:
+def collect_traceback(first: LogLine, following: list[tuple[int, str]], make: Callable[[int, str], LogLine]) -> list[LogLine]:
     """The lines of a traceback that starts at ``first``; ``following`` are (line_no, text) after it.
 
     Lines printed by other ranks (interleaved output) are skipped; the traceback ends at the
@@ -119,19 +143,34 @@ def collect_traceback(first: LogLine, following: list[tuple[int, str]],
 
 
 def child_failed_block(lines: list[LogLine]) -> list[dict[str, str]]:
-    """The per-rank records of a ChildFailedError block: rank, local_rank, host, exitcode, time, root_cause."""
+    """The per-rank records of a ChildFailedError block (or Open MPI's first failed process): rank, local_rank, host,
+    exitcode, time, root_cause."""
     records: list[dict[str, str]] = []
     current: dict[str, str] | None = None
     in_root = False
     for line in lines[:BLOCK_SPAN]:
         body = body_of(line.text)
-        if "Root Cause (first observed failure)" in body:
+        if "Root Cause (first observed failure)" in body or "The first process to do so was:" in body:
             in_root = True
             continue
+        mpi = _MPI_PROCESS.match(body)
+        if mpi:
+            current = {
+                "index": mpi.group(1),
+                "rank": mpi.group(1),
+                "root_cause": "yes" if in_root else "no",
+                "line": str(line.line),
+                "source": line.source,
+            }
+            records.append(current)
+            continue
+        exit_code = _MPI_EXIT.match(body)
+        if exit_code and current is not None and "exitcode" not in current:
+            current["exitcode"] = exit_code.group(1)
+            break
         header = _BLOCK_RANK.match(body)
         if header:
-            current = {"index": header.group(1), "root_cause": "yes" if in_root else "no", "line": str(line.line),
-                   "source": line.source}
+            current = {"index": header.group(1), "root_cause": "yes" if in_root else "no", "line": str(line.line), "source": line.source}
             records.append(current)
             continue
         field = _BLOCK_FIELD.match(body)

@@ -1,8 +1,8 @@
 """Timestamps as seconds since the epoch, from the formats training logs print.
 
-glog (``E1202 12:01:02.123456``) and syslog have no year: the reader stamps them in ``YEARLESS`` (a leap
-year no real log is from) and, once the whole log is read, moves them into the earliest year a full date
-names (``rebase``), so the answer never depends on which file was read first.
+glog (``E1202 12:01:02.123456``, c10's ``E626 06:24:44.9`` with an unpadded month) and syslog have no year: the
+reader stamps them in ``YEARLESS`` (a leap year no real log is from) and, once the whole log is read, moves them
+into the earliest year a full date names (``rebase``), so the answer never depends on which file was read first.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from diagnose.parse.parsed_log import ParsedLog
 
 ISO_DATE = re.compile(r"(?<!\d)(\d{4})-(\d\d)-(\d\d)[T _](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?")
-_GLOG = re.compile(r"(?<![\w.])[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?\b")
+_GLOG = re.compile(r"(?<![\w.])[IWEF](\d\d?)(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?\b")
+"""glog pads the month (``E0122``); c10's own logger (``[rank0]:[E626 06:24:44.903881913 ...]``) does not."""
 _SLASH = re.compile(r"(?<!\d)(\d{4})/(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d)")
 _SYSLOG = re.compile(r"^(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(\d{1,2}) (\d\d):(\d\d):(\d\d)")
 _EPOCH = re.compile(r"^\[?(1[4-9]\d{8})(?:\.(\d{1,9}))?\]?\s")

@@ -1,0 +1,148 @@
+"""Which rank a failure belongs to, and which failure a process lived past: table-driven, through the real pipeline."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from diagnose.parse.ingest import Source
+from diagnose.parse.timestamps import parse_timestamp
+from diagnose.pipeline import diagnose
+from diagnose.schema import Diagnosis
+
+
+def _run(tmp_path: Path, text: str) -> Diagnosis:
+    path = tmp_path / "log.txt"
+    path.write_text(text, encoding="utf-8")
+    return diagnose([Source("log.txt", path)]).diagnosis
+
+
+@pytest.mark.parametrize(
+    ("line", "month", "day"),
+    [
+        ("[rank0]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught", 6, 26),  # c10: month unpadded
+        ("[rank3]:[E1002 12:20:55.123831168 ProcessGroupNCCL.cpp:1834] [Rank 3] Timeout", 10, 2),
+        ("W0204 16:43:58.892892 75 torch/distributed/run.py:793] Setting OMP_NUM_THREADS", 2, 4),  # glog: padded
+    ],
+)
+def test_glog_and_c10_stamps_are_read(line: str, month: int, day: int) -> None:
+    stamp = parse_timestamp(line)
+    assert stamp is not None
+    moment = datetime.fromtimestamp(stamp, tz=UTC)
+    assert (moment.month, moment.day) == (month, day)
+
+
+def test_a_gathered_checkpoint_traceback_belongs_to_the_rank_in_its_header(tmp_path: Path) -> None:
+    text = (
+        "[rank0]: torch.distributed.checkpoint.api.CheckpointException: CheckpointException ranks:dict_keys([3])\n"
+        "[rank0]: Traceback (most recent call last): (RANK 3)\n"
+        '[rank0]:   File "/usr/lib/python3.11/site-packages/torch/serialization.py", line 1114, in _save\n'
+        "[rank0]:     zip_file.write_record(name, storage, num_bytes)\n"
+        "[rank0]: OSError: [Errno 28] No space left on device\n"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("disk-full", 3)
+
+
+def test_an_nccl_line_is_tied_to_its_rank_by_pid_not_by_cuda_device(tmp_path: Path) -> None:
+    text = (
+        "node1:214:515 [1] misc/shmutils.cc:113 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-rk (size 9637888)\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+        "Failures:\n[2]:\n  time      : 2024-01-09_10:05:02\n  host      : node1\n  rank      : 2 (local_rank: 2)\n"
+        "  exitcode  : 1 (pid: 214)\n"
+        "Root Cause (first observed failure):\n[0]:\n  time      : 2024-01-09_10:05:02\n  host      : node1\n"
+        "  rank      : 0 (local_rank: 0)\n  exitcode  : 1 (pid: 212)\n" + "=" * 60 + "\n"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-init-failure", 2)
+
+
+def test_open_mpi_names_the_first_process_to_exit(tmp_path: Path) -> None:
+    text = (
+        "Primary job  terminated normally, but 1 process returned\n"
+        "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+        "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+        "the job to be terminated. The first process to do so was:\n\n"
+        "  Process name: [[29973,1],4]\n  Exit code:    1\n"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("mpi-abort", 4)
+
+
+def test_a_nan_that_names_its_rank_is_one_rank_even_when_no_other_rank_spoke(tmp_path: Path) -> None:
+    text = (
+        "ERROR:megatron.core.rerun_state_machine:Unexpected result nan on rank 3 at iteration #3 invocation #2 "
+        "(message='found NaN in local grad norm for bucket #0 in backward pass before data-parallel communication collective')\n"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nan-on-one-rank", 3)
+
+
+def test_a_logged_warning_does_not_outrank_the_exception_that_ended_the_process(tmp_path: Path) -> None:
+    text = (
+        "[2026-06-16 23:42:02,990] [WARNING] [engine.py:1690:_configure_basic_optimizer] FusedAdam CUDA build failed "
+        "(/home/u/.cache/torch_extensions/fused_adam/fused_adam.so: cannot open shared object file: No such file or directory)\n"
+        "ninja: build stopped: subcommand failed.\n"
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "train.py", line 135, in main\n'
+        "[rank1]:     model_engine.step()\n"
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.44 GiB. GPU 1 has a total capacity of "
+        "10.75 GiB of which 748.75 MiB is free. Including non-PyTorch memory, this process has 10.01 GiB memory in use\n"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("cuda-oom", 1)
+
+
+def test_the_rank_comes_from_the_failure_that_ended_a_process_not_from_a_retried_one(tmp_path: Path) -> None:
+    text = (
+        "[rank5]: '(ReadTimeoutError(\"HTTPSConnectionPool(host='huggingface.co', port=443): Read timed out. (read timeout=10)\"), "
+        "'(Request ID: 645c)')' thrown while requesting HEAD https://huggingface.co/datasets/glue/resolve/main/README.md\n"
+        "[rank5]: Retrying in 1s [Retry 1/5].\n"
+        "[rank43]: Traceback (most recent call last):\n"
+        '[rank43]:   File "hf_api.py", line 3051, in get_paths_info\n'
+        "[rank43]:     hf_raise_for_status(response)\n"
+        "[rank43]: huggingface_hub.utils._errors.HfHubHTTPError: 429 Client Error: Too Many Requests for url: "
+        "https://huggingface.co/api/datasets/glue/paths-info/main\n"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("hub-download-failure", 43)
+
+
+def test_the_failure_report_global_rank_beats_the_agent_local_rank_for_the_same_process(tmp_path: Path) -> None:
+    text = (
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n"
+        "[2024-07-30 15:29:09,061] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) local_rank: 1 "
+        "(pid: 45) of binary: /usr/bin/python\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+        "Root Cause (first observed failure):\n[0]:\n  time      : 2024-07-30_15:29:09\n  host      : worker-0\n"
+        "  rank      : 5 (local_rank: 1)\n  exitcode  : 1 (pid: 45)\n" + "=" * 60 + "\n"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("shm-exhausted", 5)
+
+
+def test_warnings_and_retried_errors_alone_are_no_root_cause(tmp_path: Path) -> None:
+    text = (
+        "[W204 07:30:03.000000310 socket.cpp:752] [c10d] The client socket has failed to connect to [localhost]:29500 "
+        "(errno: 99 - Cannot assign requested address).\n"
+        "'(ReadTimeoutError(\"HTTPSConnectionPool(host='huggingface.co', port=443): Read timed out. (read timeout=10)\"), "
+        "'(Request ID: 5d1c)')' thrown while requesting HEAD https://huggingface.co/datasets/glue/resolve/main/README.md\n"
+        "Retrying in 1s [Retry 1/5].\n"
+        "02/04/2025 08:54:13 - INFO - __main__ - Model weights saved in /out/model.safetensors.index.json\n"
+    )
+    assert _run(tmp_path, text).root_cause.id == "unknown"
+
+
+def test_the_older_desync_report_names_the_rank_that_never_joined(tmp_path: Path) -> None:
+    watchdog = (
+        "{r}: [E ProcessGroupNCCL.cpp:475] [Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1184522, "
+        "OpType=ALLREDUCE, NumelIn=262144, NumelOut=262144, Timeout(ms)=1800000) ran for 1800486 milliseconds before timing out.\n"
+    )
+    text = "".join(watchdog.format(r=r) for r in (0, 1, 2, 3)) + (
+        " 0: \t - To our best knowledge, the lagging/dead/mismatched ranks that caused the desync are:\n"
+        " 0: \t     [2] finished collective #1184521, but didn't join collective #1184522 (count from 1)\n"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-timeout-hang", 2)
