@@ -14,6 +14,7 @@ from collections import defaultdict
 from diagnose.chat.facts import log_cite, mentioned_ranks, quote, rank_lines
 from diagnose.chat.session import Answer, ChatSession, Citation
 from diagnose.engine.fr_models import CompletedRef, FREvidence, FRFacts
+from diagnose.rank_ranges import rank_ranges
 
 __all__ = ["LAST_COMPLETED", "STUCK", "last_completed", "stuck"]
 
@@ -35,17 +36,6 @@ NO_DUMPS_HINT = (
 )
 
 
-def _ranges(ranks: list[int]) -> str:
-    """``[8, 10, 11, 12, 15]`` -> ``8, 10-12, 15``."""
-    runs: list[list[int]] = []
-    for r in sorted(ranks):
-        if runs and r == runs[-1][1] + 1:
-            runs[-1][1] = r
-        else:
-            runs.append([r, r])
-    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
-
-
 def _cite(ev: FREvidence, text: str) -> Citation:
     return Citation(kind="dump", file=ev.file, rank=ev.rank, record_id=ev.record_id, text=text)
 
@@ -65,11 +55,11 @@ def _role(facts: FRFacts, rank: int) -> str:
         if rank in finding.initiating_ranks and finding.waiting_ranks:
             state = finding.initiating_state.get(rank, "").replace("-", " ")
             return (
-                f" The dumps name it as a rank the others wait for ({state}): ranks {_ranges(finding.waiting_ranks)} wait for it{at}"
+                f" The dumps name it as a rank the others wait for ({state}): ranks {rank_ranges(finding.waiting_ranks)} wait for it{at}"
                 f" in {group}."
             )
         if rank in finding.waiting_ranks:
-            return f" It waits for rank(s) {_ranges(finding.initiating_ranks)}{at} in {group}: collateral, not the cause."
+            return f" It waits for rank(s) {rank_ranges(finding.initiating_ranks)}{at} in {group}: collateral, not the cause."
     return ""
 
 
@@ -146,7 +136,7 @@ def last_completed(session: ChatSession, question: str) -> Answer:
                 for r in ranks:
                     behind[r] += 1
             what = (f"#{seq} {op}" if op else f"#{seq}") if seq is not None else "nothing completed"
-            shown.append(f"{what} on rank{'s' if len(ranks) > 1 else ''} {_ranges(ranks)}")
+            shown.append(f"{what} on rank{'s' if len(ranks) > 1 else ''} {rank_ranges(ranks)}")
             example = next((ref for ref in refs if ref.file), None)
             if example is not None and len(citations) < MAX_GROUPS:
                 entry = f"record {example.record_id}" if example.record_id is not None else "pg_status"

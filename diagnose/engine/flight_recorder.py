@@ -33,6 +33,7 @@ from diagnose.engine.fr_models import (
 )
 from diagnose.engine.fr_waits import Block, Member, cite, collective_blocks, group_views, p2p_blocks, pg_ref, terminal
 from diagnose.parse.fr_model import FREntry, PGInfo, RankDump
+from diagnose.rank_ranges import rank_ranges
 
 __all__ = [
     "CollectiveRef",
@@ -217,17 +218,6 @@ def analyze(dumps: list[RankDump]) -> FRVerdict:
     )
 
 
-def _span(ranks: list[int]) -> str:
-    """``ranks 0-7, 9, 12-15`` for citations that stay short at thousands of ranks."""
-    runs: list[list[int]] = []
-    for r in sorted(ranks):
-        if runs and r == runs[-1][1] + 1:
-            runs[-1][1] = r
-        else:
-            runs.append([r, r])
-    return "ranks " + ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs) if runs else "no ranks"
-
-
 def stuck_in(dumps: list[RankDump], rank: int) -> StuckAnswer:
     """Which collective(s) rank ``rank`` was stuck in: its first unfinished op in each group, oldest first, cited."""
     return stuck_in_views(dumps, rank, group_views(dumps))
@@ -236,7 +226,7 @@ def stuck_in(dumps: list[RankDump], rank: int) -> StuckAnswer:
 def stuck_in_views(
     dumps: list[RankDump], rank: int, views: dict[tuple[str, tuple[int, ...]], tuple[PGInfo, dict[int, Member]]]
 ) -> StuckAnswer:
-    searched = f"dumps of {_span([d.rank for d in dumps])}"
+    searched = f"dumps of {_ranks_text([d.rank for d in dumps])}"
     out: list[tuple[int, FREvidence]] = []
     for info, members in views.values():
         m = members.get(rank)
@@ -258,6 +248,11 @@ def last_completed(dumps: list[RankDump]) -> LastCompletedAnswer:
     for info, members in sorted(group_views(dumps).values(), key=lambda g: (g[0].name, g[0].ranks)):
         for rank, m in members.items():
             by_rank[rank].append(_completed_ref(rank, info, m))
-    searched = f"pg_status and entries of the dumps of {_span([d.rank for d in dumps])}"
+    searched = f"pg_status and entries of the dumps of {_ranks_text([d.rank for d in dumps])}"
     status: Literal["ok", "no_data"] = "ok" if by_rank else "no_data"
     return LastCompletedAnswer(status=status, by_rank={r: by_rank[r] for r in sorted(by_rank)}, searched=searched)
+
+
+def _ranks_text(ranks: list[int]) -> str:
+    """``ranks 0-7, 9, 12-15``: citations stay short at thousands of ranks."""
+    return f"ranks {rank_ranges(ranks)}" if ranks else "no ranks"

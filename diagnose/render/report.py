@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from diagnose.llm.sanitize import UNVERIFIED, clean_text
+from diagnose.rank_ranges import rank_ranges
 from diagnose.schema import Diagnosis
 
 EVIDENCE_CHARS = 300
@@ -55,7 +56,7 @@ def print_report(diagnosis: Diagnosis, console: Console) -> None:
     if diagnosis.collateral:
         console.print("\n[bold]Collateral[/bold] (consequences, not causes)")
         for group in diagnosis.collateral:
-            ranks = _compact(group.ranks)
+            ranks = rank_ranges(group.ranks)
             console.print(f"  - {_t(group.summary)}" + (f" [dim]ranks {ranks}[/dim]" if ranks else ""))
     if diagnosis.fix:
         console.print("\n[bold green]Fix[/bold green]")
@@ -91,22 +92,5 @@ def _dumps_text(diagnosis: Diagnosis) -> str:
     what = "differ from the others" if fr.kind == "mismatch" else "are the ranks the others wait for"
     where = f" at {fr.collective} #{fr.sequence}" if fr.collective else ""
     group = f" in process group {fr.process_group} ({fr.process_group_size} ranks)" if fr.process_group else ""
-    missing = f"; no dump from ranks {_compact(fr.missing_dumps)}" if fr.missing_dumps else ""
+    missing = f"; no dump from ranks {rank_ranges(fr.missing_dumps)}" if fr.missing_dumps else ""
     return f"{who} {what}{where}{group} ({fr.dumps} dumps{missing})"
-
-
-def _compact(ranks: list[int]) -> str:
-    """0,1,2,3,7 -> '0-3,7'."""
-    if not ranks:
-        return ""
-    parts: list[str] = []
-    start = prev = ranks[0]
-    following: list[int | None] = [*ranks[1:], None]
-    for rank in following:
-        if rank is not None and rank == prev + 1:
-            prev = rank
-            continue
-        parts.append(f"{start}-{prev}" if prev != start else str(start))
-        if rank is not None:
-            start = prev = rank
-    return ",".join(parts)

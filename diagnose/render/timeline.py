@@ -19,6 +19,7 @@ from typing import Literal
 from xml.sax.saxutils import escape, quoteattr
 
 from diagnose.engine.flight_recorder import FRVerdict
+from diagnose.rank_ranges import rank_ranges
 
 __all__ = ["TimelineEvent", "render_timeline", "timeline_from_verdict"]
 
@@ -53,18 +54,6 @@ def _clean(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _ranges(ranks: Sequence[int], limit: int = 4) -> str:
-    """``[0,1,2,5,7,8]`` -> ``0-2, 5, 7-8``, at most ``limit`` runs then ``…``."""
-    runs: list[tuple[int, int]] = []
-    for r in sorted(ranks):
-        if runs and r == runs[-1][1] + 1:
-            runs[-1] = (runs[-1][0], r)
-        else:
-            runs.append((r, r))
-    text = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs[:limit])
-    return text + (", …" if len(runs) > limit else "")
-
-
 def _shape(events: Sequence[TimelineEvent], fine: bool) -> tuple[str, ...]:
     """What a unit's events look like, numbers blurred so ranks that did the same thing group together."""
     ordered = sorted(events, key=lambda e: e.order)
@@ -89,18 +78,18 @@ def _group(units: list[tuple[str, list[int], list[TimelineEvent]]], budget: int,
         ranks = sorted(r for u in members for r in u[1])
         events = [e for u in members for e in u[2]]
         if len(members) == 1 and hosts:
-            label = f"{members[0][0]} (ranks {_ranges(ranks)})"
+            label = f"{members[0][0]} (ranks {rank_ranges(ranks)})"
         elif len(ranks) == 1:
             label = f"rank {ranks[0]}"
         else:
-            label = (f"{len(members)} hosts, " if hosts else "") + f"ranks {_ranges(ranks)} ({len(ranks)})"
+            label = (f"{len(members)} hosts, " if hosts else "") + f"ranks {rank_ranges(ranks)} ({len(ranks)})"
         rows.append(_Row(label, ranks, events))
     if len(rows) > budget:
         rest = rows[budget - 1 :]
         ranks = sorted(r for row in rest for r in row.ranks)
         rows = [
             *rows[: budget - 1],
-            _Row(f"{len(rest)} more patterns: ranks {_ranges(ranks, 2)} ({len(ranks)})", ranks, [e for row in rest for e in row.events]),
+            _Row(f"{len(rest)} more patterns: ranks {rank_ranges(ranks, 2)} ({len(ranks)})", ranks, [e for r in rest for e in r.events]),
         ]
     return rows
 
