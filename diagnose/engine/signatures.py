@@ -29,9 +29,7 @@ class SignatureRules:
 
     def __init__(self, entries: list[Entry]) -> None:
         self.rules: list[Rule] = [
-            Rule(entry.id, signature, entry.kind == "collateral")
-            for entry in entries
-            for signature in entry.signatures
+            Rule(entry.id, signature, entry.kind == "collateral") for entry in entries for signature in entry.signatures
         ]
         self.patterns: list[str] = [rule.signature.pattern for rule in self.rules]
 
@@ -51,6 +49,13 @@ class SignatureRules:
         signature = rule.signature
         role = "teardown" if rule.collateral_only and signature.role == "initiating" else signature.role
         return Finding(
-            entry_id=rule.entry_id, signature=signature.pattern, role=role, weight=signature.weight,
-            rank=line.rank, host=line.host, timestamp=line.timestamp, order=order, evidence=line,
+            entry_id=rule.entry_id,
+            signature=signature.pattern,
+            role=role,
+            weight=signature.weight,
+            rank=line.rank,
+            host=line.host,
+            timestamp=line.timestamp,
+            order=order,
+            evidence=line,
         )

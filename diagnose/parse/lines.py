@@ -12,15 +12,14 @@ from diagnose.parse.prefixes import split_prefix
 from diagnose.parse.timestamps import parse_timestamp
 from diagnose.schema import LogLine
 
-_IN_BODY_RANK = re.compile(
-    r"\[(?:PG ID \d+ PG GUID \S+ )?Rank (\d+)\]|\brank(?:=| )(\d+)\b|\[rank(\d+)\]|^srun: error: \S+: tasks? (\d+):"
-)
+_IN_BODY_RANK = re.compile(r"\[(?:PG ID \d+ PG GUID \S+ )?Rank (\d+)\]|\brank(?:=| )(\d+)\b|\[rank(\d+)\]|^srun: error: \S+: tasks? (\d+):")
 _SYSLOG_HOST = re.compile(r"^[A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d (?P<host><HOST_\d+>|[\w.-]+) (?:kernel|slurmd|slurmstepd)")
 _NCCL_HOST = re.compile(r"^(?P<host><HOST_\d+>|[\w.-]+):\d+:\d+ \[(?P<dev>\d+)\] NCCL")
 
 
-def make_line(source: str, line_no: int, text: str, *, rank_hint: int | None = None,
-              host_hint: str | None = None, year: int | None = None) -> LogLine:
+def make_line(
+    source: str, line_no: int, text: str, *, rank_hint: int | None = None, host_hint: str | None = None, year: int | None = None
+) -> LogLine:
     """Build a LogLine from one masked line; hints come from the file name (rank_3.log, node01/...)."""
     rank, host, body = split_prefix(text)
     local_rank: int | None = None
