@@ -181,8 +181,10 @@ def print_generated(seed: int | None, draws: int) -> None:
 
     seed = run_seed() if seed is None else seed
     figures = measure(seed, draws=draws)
-    print(f"generated corpus, seed {seed}: {len(SECRET_SHAPES)} secret shapes, {len(IDENT_SHAPES)} identifying shapes, "
-          f"{len(PREFIXES)} launcher prefixes, {draws} draws each")
+    print(
+        f"generated corpus, seed {seed}: {len(SECRET_SHAPES)} secret shapes, {len(IDENT_SHAPES)} identifying shapes, "
+        f"{len(PREFIXES)} launcher prefixes, {draws} draws each"
+    )
     print(f"secrets masked:            {figures.secrets:.2%}")
     print(f"identifying values masked: {figures.idents:.2%}")
     print(f"harmless lines unchanged:  {figures.keep:.2%}")

@@ -70,7 +70,8 @@ class Evidence(_Model):
     text: str = Field(description="the masked line; for a dump entry, a summary of it written by diagnose")
     kind: Literal["log", "dump"] = Field(default="log", description="log: a line of a text log; dump: a Flight Recorder dump entry")
     record_id: int | None = Field(
-        default=None, description="dump entries only: the entry's record_id; None when the fact comes from the dump's pg_status")
+        default=None, description="dump entries only: the entry's record_id; None when the fact comes from the dump's pg_status"
+    )
 
 
 class Finding(_Model):
@@ -145,7 +146,8 @@ class Diagnosis(_Model):
     initiating_rank: int | None = None
     initiating_host: str | None = None
     initiating_ranks: list[int] = Field(
-        default_factory=list, description="every initiating rank, initiating_rank first (several when the dumps name several)")
+        default_factory=list, description="every initiating rank, initiating_rank first (several when the dumps name several)"
+    )
     evidence: list[Evidence] = Field(default_factory=list)
     collateral: list[Collateral] = Field(default_factory=list)
     mechanism: str = ""
@@ -157,9 +159,11 @@ class Diagnosis(_Model):
     notes: list[str] = Field(default_factory=list, description="fallbacks, flagged model output, hints")
     hang_reasoning: str | None = Field(default=None, description="why the timeouts point at the initiating rank (hangs only)")
     model_explanation: str | None = Field(
-        default=None, description="the model's own explanation (unverified), shown next to the encyclopedia's mechanism")
+        default=None, description="the model's own explanation (unverified), shown next to the encyclopedia's mechanism"
+    )
     flight_recorder: FlightRecorderVerdict | None = Field(
-        default=None, description="what the Flight Recorder dumps say (only when the input had dumps)")
+        default=None, description="what the Flight Recorder dumps say (only when the input had dumps)"
+    )
 
     @property
     def is_unknown(self) -> bool:

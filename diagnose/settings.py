@@ -42,12 +42,18 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", env_ignore_empty=True)
 
-    model: str | None = Field(default=None, description="LLM to use (any litellm model string); none = rules only",
-                              json_schema_extra=_flag("--model"))
-    api_base: str | None = Field(default=None, description="base URL of an OpenAI-compatible server (llama.cpp, vLLM, Ollama)",
-                                 json_schema_extra=_flag("--api-base"))
-    llm_timeout: float = Field(default=60.0, gt=0, description="seconds to wait for the model's answer (a timed-out call is not repeated)",
-                               json_schema_extra=_flag("--llm-timeout"))
+    model: str | None = Field(
+        default=None, description="LLM to use (any litellm model string); none = rules only", json_schema_extra=_flag("--model")
+    )
+    api_base: str | None = Field(
+        default=None, description="base URL of an OpenAI-compatible server (llama.cpp, vLLM, Ollama)", json_schema_extra=_flag("--api-base")
+    )
+    llm_timeout: float = Field(
+        default=60.0,
+        gt=0,
+        description="seconds to wait for the model's answer (a timed-out call is not repeated)",
+        json_schema_extra=_flag("--llm-timeout"),
+    )
     llm_retries: int = Field(default=2, ge=0, description="retries of a failed model call")
     token_budget: int = Field(default=6000, ge=500, description="tokens of log windows in a diagnosis prompt")
     embedding_model: str | None = Field(default=None, description="litellm embedding model for the index; none = offline hashing")
@@ -61,20 +67,31 @@ class Settings(BaseSettings):
     session_ttl: int = Field(default=3600, ge=1, description="seconds a web session lives after its last use")
     max_sessions: int = Field(default=500, ge=1, description="web sessions kept before the oldest is dropped")
     allowed_models: Annotated[list[str], NoDecode] = Field(
-        default_factory=list, description="models a web request may name besides the server's own (comma-separated)")
+        default_factory=list, description="models a web request may name besides the server's own (comma-separated)"
+    )
     debug: bool = Field(default=False, description="show tracebacks of internal errors")
     max_tokens: int | None = Field(
-        default=None, ge=16, description="most tokens a model may write per answer (default: sized to the answer)",
-        json_schema_extra=_flag("--max-tokens"))
+        default=None,
+        ge=16,
+        description="most tokens a model may write per answer (default: sized to the answer)",
+        json_schema_extra=_flag("--max-tokens"),
+    )
     context: int | None = Field(
-        default=None, ge=512, description="the model's context window in tokens (default: litellm's figure, else 8192)",
-        json_schema_extra=_flag("--context"))
-    fast: bool = Field(default=False, description="for small local CPU models: 2k tokens of log windows, fewer candidates",
-                       json_schema_extra=_flag("--fast"))
+        default=None,
+        ge=512,
+        description="the model's context window in tokens (default: litellm's figure, else 8192)",
+        json_schema_extra=_flag("--context"),
+    )
+    fast: bool = Field(
+        default=False,
+        description="for small local CPU models: 2k tokens of log windows, fewer candidates",
+        json_schema_extra=_flag("--fast"),
+    )
     llm_connect_timeout: float = Field(default=5.0, gt=0, description="seconds to wait for a connection to the model's server")
     llm_cache_days: float = Field(default=7.0, ge=0, description="days a grounded model answer is reused (0 = no cache)")
-    max_session_bytes: int = Field(default=2_000_000, ge=10_000,
-                                   description="bytes of masked log and history one web session keeps (beyond: windows around events)")
+    max_session_bytes: int = Field(
+        default=2_000_000, ge=10_000, description="bytes of masked log and history one web session keeps (beyond: windows around events)"
+    )
     max_memory_mb: int = Field(default=256, ge=1, description="MB all web sessions may hold together; the least recently used go first")
     web_threads: int = Field(default=2, ge=1, description="diagnoses one web server process runs at once")
     web_queue: int = Field(default=8, ge=0, description="diagnoses that may wait for a thread; beyond, 503 with Retry-After")
@@ -87,9 +104,14 @@ class Settings(BaseSettings):
         return value
 
     @classmethod
-    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
-                                   env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
-                                   file_secret_settings: PydanticBaseSettingsSource) -> tuple[PydanticBaseSettingsSource, ...]:
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
         """Flag (init), then environment, then ``config.toml`` in the user directory."""
         return init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=user_dir() / "config.toml")
 

@@ -32,8 +32,7 @@ def _modules() -> dict[str, Path]:
 
 def _is_type_checking(node: ast.If) -> bool:
     test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 def _imports(path: Path, known: set[str]) -> list[tuple[str, bool]]:
@@ -49,8 +48,7 @@ def _imports(path: Path, known: set[str]) -> list[tuple[str, bool]]:
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in known else node.module
-                     for alias in node.names]
+            names = [f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in known else node.module for alias in node.names]
         found += [(name, id(node) in type_only) for name in names if name.split(".")[0] in PACKAGES]
     return found
 
@@ -58,27 +56,36 @@ def _imports(path: Path, known: set[str]) -> list[tuple[str, bool]]:
 def _graph(*, with_type_only: bool) -> dict[str, set[str]]:
     modules = _modules()
     known = set(modules)
-    return {name: {target for target, type_only in _imports(path, known) if with_type_only or not type_only}
-            for name, path in modules.items()}
+    return {
+        name: {target for target, type_only in _imports(path, known) if with_type_only or not type_only} for name, path in modules.items()
+    }
 
 
 def _within(module: str, package: str) -> bool:
     return module == package or module.startswith(package + ".")
 
 
-@pytest.mark.parametrize(("importer", "forbidden"), [
-    ("diagnose.parse", "diagnose.engine"),
-    ("diagnose.parse", "diagnose.llm"),
-    ("diagnose.parse", "diagnose.chat"),
-    ("diagnose.engine", "diagnose.llm"),
-    ("diagnose.engine", "diagnose.chat"),
-    ("diagnose.encyclopedia", "diagnose.engine"),
-    ("diagnose.chat", "diagnose.llm"),
-    ("redaction", "diagnose"),
-])
+@pytest.mark.parametrize(
+    ("importer", "forbidden"),
+    [
+        ("diagnose.parse", "diagnose.engine"),
+        ("diagnose.parse", "diagnose.llm"),
+        ("diagnose.parse", "diagnose.chat"),
+        ("diagnose.engine", "diagnose.llm"),
+        ("diagnose.engine", "diagnose.chat"),
+        ("diagnose.encyclopedia", "diagnose.engine"),
+        ("diagnose.chat", "diagnose.llm"),
+        ("redaction", "diagnose"),
+    ],
+)
 def test_a_stage_never_imports_a_later_one(importer: str, forbidden: str) -> None:
-    offenders = [f"{module} imports {target}" for module, targets in _graph(with_type_only=True).items()
-                 if _within(module, importer) for target in targets if _within(target, forbidden)]
+    offenders = [
+        f"{module} imports {target}"
+        for module, targets in _graph(with_type_only=True).items()
+        if _within(module, importer)
+        for target in targets
+        if _within(target, forbidden)
+    ]
     assert not offenders
 
 
@@ -153,17 +160,22 @@ def test_the_public_api_is_pinned() -> None:
 
 
 def test_importing_the_package_loads_no_heavy_dependency() -> None:
-    code = ("import sys, diagnose\n"
-            "heavy = [m for m in ('presidio_analyzer', 'chromadb', 'litellm', 'fastapi', 'diagnose.pipeline') if m in sys.modules]\n"
-            "print(','.join(heavy))")
+    code = (
+        "import sys, diagnose\n"
+        "heavy = [m for m in ('presidio_analyzer', 'chromadb', 'litellm', 'fastapi', 'diagnose.pipeline') if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert done.stdout.strip() == ""
 
 
 def test_the_public_diagnose_takes_paths(tmp_path: Path) -> None:
     log = tmp_path / "train.log"
-    log.write_text("[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
-                   "GPU 1 has a total capacity of 79.15 GiB of which 1.06 GiB is free.\n", encoding="utf-8")
+    log.write_text(
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+        "GPU 1 has a total capacity of 79.15 GiB of which 1.06 GiB is free.\n",
+        encoding="utf-8",
+    )
     result = diagnose.diagnose([log])
     assert result.diagnosis.root_cause.id == "cuda-oom"
     assert result.diagnosis.initiating_rank == 1

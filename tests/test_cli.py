@@ -13,8 +13,19 @@ import pytest
 from tests.conftest import EXAMPLES
 
 OOM = EXAMPLES / "multi-rank-oom.log"
-CONTRACT_KEYS = {"root_cause", "candidates", "initiating_rank", "initiating_host", "evidence", "collateral",
-                 "mechanism", "fix", "verify", "redactions", "backend"}
+CONTRACT_KEYS = {
+    "root_cause",
+    "candidates",
+    "initiating_rank",
+    "initiating_host",
+    "evidence",
+    "collateral",
+    "mechanism",
+    "fix",
+    "verify",
+    "redactions",
+    "backend",
+}
 
 
 def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
@@ -130,9 +141,11 @@ def test_kb_list_and_show_json() -> None:
 
 
 def test_help_does_not_import_heavy_libraries() -> None:
-    code = ("import sys; from typer.testing import CliRunner; from diagnose.cli import app; "
-            "r = CliRunner().invoke(app, ['--help']); assert r.exit_code == 0, r.output; "
-            "print(','.join(m for m in ('litellm', 'chromadb', 'presidio_analyzer', 'fastapi') if m in sys.modules))")
+    code = (
+        "import sys; from typer.testing import CliRunner; from diagnose.cli import app; "
+        "r = CliRunner().invoke(app, ['--help']); assert r.exit_code == 0, r.output; "
+        "print(','.join(m for m in ('litellm', 'chromadb', 'presidio_analyzer', 'fastapi') if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ""
@@ -142,8 +155,9 @@ def test_help_does_not_import_heavy_libraries() -> None:
 def test_reader_closing_the_pipe_keeps_the_diagnosis_exit_code(tmp_path: Path, json_flag: list[str]) -> None:
     log = tmp_path / "big-report.log"
     log.write_text(OOM.read_text())
-    process = subprocess.Popen([sys.executable, "-m", "diagnose", "log", str(log), "--no-retrieval", *json_flag],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "diagnose", "log", str(log), "--no-retrieval", *json_flag], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     assert process.stdout is not None and process.stderr is not None
     process.stdout.readline()
     process.stdout.close()  # like `| head -1`

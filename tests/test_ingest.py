@@ -89,8 +89,13 @@ def test_gzip_is_recognised_by_its_magic_bytes_on_stdin_in_memory_and_any_name(t
     odd_name.write_bytes(packed)
     assert "".join(c.text for c in read_chunks(Source("train.log", odd_name))) == text.rstrip("\n")
     assert "".join(c.text for c in read_chunks(Source("upload.log", None, data=packed))) == text.rstrip("\n")
-    done = subprocess.run([sys.executable, "-m", "diagnose", "log", "--json", "--no-retrieval", "-"], input=packed,
-                          capture_output=True, timeout=120, env={"DIAGNOSE_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [sys.executable, "-m", "diagnose", "log", "--json", "--no-retrieval", "-"],
+        input=packed,
+        capture_output=True,
+        timeout=120,
+        env={"DIAGNOSE_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 0, done.stderr
     assert b'"cuda-oom"' in done.stdout
 

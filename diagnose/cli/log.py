@@ -24,8 +24,11 @@ if TYPE_CHECKING:
 
 PathsArgument = Annotated[
     list[str],
-    typer.Argument(help="Log files, directories of per-rank logs (Flight Recorder dumps beside them too), .gz files, "
-                        ".tar.gz/.zip archives of a run, or - for stdin.", show_default=False),
+    typer.Argument(
+        help="Log files, directories of per-rank logs (Flight Recorder dumps beside them too), .gz files, "
+        ".tar.gz/.zip archives of a run, or - for stdin.",
+        show_default=False,
+    ),
 ]
 PROGRESS_MIN_BYTES = 50 << 20
 SWEEP_LIMIT_CHARS = 64 << 20
@@ -95,8 +98,13 @@ def register(app: typer.Typer) -> None:
         context: ContextOption = None,
         fast: FastOption = False,
         timeline: Annotated[
-            Path | None, typer.Option("--timeline", help="Write the failure timeline (SVG) here when more than one rank is involved.",
-                                      dir_okay=False, writable=True)
+            Path | None,
+            typer.Option(
+                "--timeline",
+                help="Write the failure timeline (SVG) here when more than one rank is involved.",
+                dir_okay=False,
+                writable=True,
+            ),
         ] = None,
     ) -> None:
         """Diagnose why a training run died. Exit 0: diagnosed; 1: no known failure; 2: bad input.
@@ -113,8 +121,15 @@ def register(app: typer.Typer) -> None:
         from diagnose.pipeline import diagnose, open_backends
         from diagnose.settings import load_settings
 
-        settings = load_settings(model=model, api_base=api_base, retrieval=retrieval, llm_timeout=llm_timeout,
-                                 max_tokens=max_tokens, context=context, fast=fast or None)
+        settings = load_settings(
+            model=model,
+            api_base=api_base,
+            retrieval=retrieval,
+            llm_timeout=llm_timeout,
+            max_tokens=max_tokens,
+            context=context,
+            fast=fast or None,
+        )
         sources = resolve_sources(paths)
         llm, index = open_backends(settings)
         with _progress(sources, json_to_pipe=json_ and not sys.stdout.isatty(), forced=progress_) as progress:

@@ -111,9 +111,7 @@ class Entry(BaseModel):
     def public_fields(self) -> dict[str, object]:
         """Every field for ``kb show --json`` and the API, with fix and verify as lists of strings."""
         data = self.model_dump()
-        data.update(
-            mechanism=self.mechanism, summary=self.summary, fix=self.fix, verify=self.verify, next_run=self.next_run
-        )
+        data.update(mechanism=self.mechanism, summary=self.summary, fix=self.fix, verify=self.verify, next_run=self.next_run)
         return data
 
 

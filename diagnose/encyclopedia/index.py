@@ -74,8 +74,9 @@ def chunks(entry: Entry) -> list[tuple[str, str, str]]:
 class KBIndex:
     """The encyclopedia's passages in one chromadb collection."""
 
-    def __init__(self, connect: Callable[[], Any], embedder: Embedder, *, location: str, kb_dir: Path | None = None,
-                 lock_path: Path | None = None) -> None:
+    def __init__(
+        self, connect: Callable[[], Any], embedder: Embedder, *, location: str, kb_dir: Path | None = None, lock_path: Path | None = None
+    ) -> None:
         """``connect`` makes the chromadb client (persistent or HTTP) on first use; ``location`` says where, for messages.
 
         ``lock_path``: a file ``ensure`` locks, so processes starting together build the index once; the others wait.
@@ -188,7 +189,6 @@ class KBIndex:
                 )
         return list(passages.values())[:k]
 
-
     def _examples(self) -> Any:
         """The examples collection, (re)built when kb/ or the embedder changed."""
         signature = self._signature()
@@ -200,13 +200,24 @@ class KBIndex:
             return collection
         if collection is not None:
             self.client.delete_collection(EXAMPLES)
-        rows = {(entry.id, example): None for entry in _read_entries(self.kb_dir) if entry.kind == "root-cause"
-                for sig in entry.signatures if sig.role == "initiating" for example in sig.examples}
-        collection = self.client.create_collection(EXAMPLES, embedding_function=self.embedder, metadata=signature,
-                                                   configuration={"hnsw": {"space": "cosine"}})
+        rows = {
+            (entry.id, example): None
+            for entry in _read_entries(self.kb_dir)
+            if entry.kind == "root-cause"
+            for sig in entry.signatures
+            if sig.role == "initiating"
+            for example in sig.examples
+        }
+        collection = self.client.create_collection(
+            EXAMPLES, embedding_function=self.embedder, metadata=signature, configuration={"hnsw": {"space": "cosine"}}
+        )
         pairs = list(rows)
-        collection.add(ids=[f"{entry_id}#{i}" for i, (entry_id, _) in enumerate(pairs)], documents=[e for _, e in pairs],
-                       metadatas=[{"entry_id": entry_id} for entry_id, _ in pairs], embeddings=self.embedder([e for _, e in pairs]))
+        collection.add(
+            ids=[f"{entry_id}#{i}" for i, (entry_id, _) in enumerate(pairs)],
+            documents=[e for _, e in pairs],
+            metadatas=[{"entry_id": entry_id} for entry_id, _ in pairs],
+            embeddings=self.embedder([e for _, e in pairs]),
+        )
         return collection
 
     def nearest_examples(self, lines: list[str]) -> list[ExampleHit | None]:
@@ -214,10 +225,13 @@ class KBIndex:
         wanted = [line for line in lines if line.strip()]
         if not wanted:
             return [None] * len(lines)
-        result = self._examples().query(query_embeddings=self.embedder.embed_query(wanted), n_results=1,
-                                        include=["documents", "metadatas", "distances"])
-        hits = iter(ExampleHit(entry_id=str(metas[0]["entry_id"]), example=docs[0], score=round(1.0 - dists[0], 4))
-                    for docs, metas, dists in zip(result["documents"], result["metadatas"], result["distances"], strict=True))
+        result = self._examples().query(
+            query_embeddings=self.embedder.embed_query(wanted), n_results=1, include=["documents", "metadatas", "distances"]
+        )
+        hits = iter(
+            ExampleHit(entry_id=str(metas[0]["entry_id"]), example=docs[0], score=round(1.0 - dists[0], 4))
+            for docs, metas, dists in zip(result["documents"], result["metadatas"], result["distances"], strict=True)
+        )
         return [next(hits) if line.strip() else None for line in lines]
 
 
@@ -277,8 +291,7 @@ def open_index(settings: Settings) -> KBIndex:
         def connect_server() -> Any:
             chromadb = _chromadb()
             try:
-                return chromadb.HttpClient(host=host, port=port, ssl=ssl,
-                                           settings=chromadb.config.Settings(anonymized_telemetry=False))
+                return chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=chromadb.config.Settings(anonymized_telemetry=False))
             except Exception as exc:  # connection errors surface as ValueError or httpx errors
                 raise KBError(f"cannot reach the Chroma server at {chroma_url}: {exc}") from exc
 

@@ -64,7 +64,6 @@ class Scanner:
             if self.regexes[pattern_index].search(lines[line_index])
         ]
 
-
     def _scratch(self) -> Any:
         """This thread's hyperscan scratch: a scratch serves one scan at a time, so threads never share one."""
         scratch = getattr(self._scratches, "scratch", None)
@@ -106,8 +105,9 @@ def _compile_hyperscan(patterns: list[str], cache_dir: Path | None) -> tuple[Any
 
     def compiled(indexes: list[int]) -> Any:
         database = hyperscan.Database()
-        database.compile(expressions=[_hs_pattern(patterns[i]) for i in indexes], ids=indexes,
-                         elements=len(indexes), flags=[flags] * len(indexes))
+        database.compile(
+            expressions=[_hs_pattern(patterns[i]) for i in indexes], ids=indexes, elements=len(indexes), flags=[flags] * len(indexes)
+        )
         return database
 
     rejected = [i for i, p in enumerate(patterns) if _BEYOND_HYPERSCAN.search(p)]

@@ -60,12 +60,67 @@ _GPU_OR_DTYPE = re.compile(
     r"tf32|bf16|fp[0-9]+|int[0-9]+|e[0-9]m[0-9])(?:-(?:sxm[0-9]?|pcie|nvl|hbm[0-9]*e?|[0-9]+gb))*$"
 )
 # Words after "host"/"node" that name no machine.
-_NOT_HOSTS = frozenset({
-    "localhost", "none", "null", "unknown", "true", "false", "auto", "any", "all", "local", "default", "memory", "side",
-    "device", "devices", "cpu", "gpu", "name", "names", "is", "not", "the", "a", "an", "to", "and", "or", "of", "in",
-    "list", "file", "rank", "ranks", "process", "count", "ip", "addr", "address", "port", "id", "info", "mode",
-    "hostname", "host", "node", "nodes", "set", "unset", "empty", "undefined", "nil", "n/a", "self", "this", "that",
-})
+_NOT_HOSTS = frozenset(
+    {
+        "localhost",
+        "none",
+        "null",
+        "unknown",
+        "true",
+        "false",
+        "auto",
+        "any",
+        "all",
+        "local",
+        "default",
+        "memory",
+        "side",
+        "device",
+        "devices",
+        "cpu",
+        "gpu",
+        "name",
+        "names",
+        "is",
+        "not",
+        "the",
+        "a",
+        "an",
+        "to",
+        "and",
+        "or",
+        "of",
+        "in",
+        "list",
+        "file",
+        "rank",
+        "ranks",
+        "process",
+        "count",
+        "ip",
+        "addr",
+        "address",
+        "port",
+        "id",
+        "info",
+        "mode",
+        "hostname",
+        "host",
+        "node",
+        "nodes",
+        "set",
+        "unset",
+        "empty",
+        "undefined",
+        "nil",
+        "n/a",
+        "self",
+        "this",
+        "that",
+    }
+)
+
+
 class HostPositionRecognizer(LogRecognizer):
     """Host names in the positions that name hosts; the shared checks that keep look-alikes.
 
@@ -248,8 +303,7 @@ class LinePrefixRecognizer(LogRecognizer):
         hosts = {name for name, n in counts.items() if n >= PREFIX_REPEATS and is_node_name(name.decode())}
         if not hosts:
             return data, 0
-        return self._REPEATED_RE.subn(
-            lambda m: b"\n" + (replace(m.group(1)) if m.group(1) in hosts else m.group(1)) + b": ", data)
+        return self._REPEATED_RE.subn(lambda m: b"\n" + (replace(m.group(1)) if m.group(1) in hosts else m.group(1)) + b": ", data)
 
     def invalidate_result(self, pattern_text: str) -> bool | None:
         """Drop names of node shape that are ranks, devices, dtypes or versions."""

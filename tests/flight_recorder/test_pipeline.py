@@ -22,9 +22,11 @@ from diagnose.pipeline import diagnose
 from .conftest import FIXTURES
 from .test_no_leaks import PLANTED, _planted_run
 
-WATCHDOG = ("[rank{r}]:[E1128 14:34:21.477019 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective operation timeout: "
-            "WorkNCCL(SeqNum=12, OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, Timeout(ms)=600000) ran for 600041 milliseconds "
-            "before timing out.\n")
+WATCHDOG = (
+    "[rank{r}]:[E1128 14:34:21.477019 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=12, OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, Timeout(ms)=600000) ran for 600041 milliseconds "
+    "before timing out.\n"
+)
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -132,15 +134,23 @@ def test_dumps_are_marked_by_content_not_read_as_text(generator: Any, tmp_path: 
 
         fh.write(gzip.compress(WATCHDOG.format(r=1).encode()))
     kinds = {s.name: s.kind for s in resolve_sources([str(folder)])}
-    assert kinds == {"_dump_0": "dump", "_dump_1": "dump", "_dump_2": "dump", "_dump_3": "dump",
-                     "events.jsonl": "log", "rank1.log.gz": "log"}
+    assert kinds == {
+        "_dump_0": "dump",
+        "_dump_1": "dump",
+        "_dump_2": "dump",
+        "_dump_3": "dump",
+        "events.jsonl": "log",
+        "rank1.log.gz": "log",
+    }
 
 
 def test_the_logs_error_on_a_rank_the_dumps_name_wins(generator: Any, tmp_path: Path) -> None:
     folder = hang(generator, tmp_path / "run", 4, (3,))
     (folder / "rank3.log").write_text(
         "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of "
-        "79.15 GiB of which 1.06 GiB is free.\n", encoding="utf-8")
+        "79.15 GiB of which 1.06 GiB is free.\n",
+        encoding="utf-8",
+    )
     d = diagnose([folder]).diagnosis
     assert d.root_cause.id == "cuda-oom" and d.initiating_ranks == [3]
     assert d.flight_recorder is not None and not d.flight_recorder.decided
