@@ -47,25 +47,35 @@ Strategy = Callable[[Timeouts, HangVerdict], bool]
 """Fills in the verdict and returns True when it decides; returns False to let the next one try."""
 
 
+SIZES_MUST_AGREE = frozenset({"ALLREDUCE", "BROADCAST", "REDUCE"})
+"""Ops whose element counts are the same on every rank; all_to_all, gathers, scatters and p2p may differ."""
+
+
 def _shape(event: Event) -> tuple[str, str]:
-    return event.fields.get("OpType", ""), event.fields.get("NumelIn", "")
+    op = event.fields.get("OpType", "")
+    return op, event.fields.get("NumelIn", "") if op.upper() in SIZES_MUST_AGREE else ""
+
+
+def _slot(event: Event) -> tuple[str, str]:
+    """(process group, SeqNum): SeqNums count per process group, so only one group's are comparable."""
+    return event.fields.get("pg", ""), event.fields.get("SeqNum", "")
 
 
 def mismatched_collectives(t: Timeouts, verdict: HangVerdict) -> bool:
-    """Ranks blocked in different collectives (op or size) at one SeqNum: a collective mismatch; the minority is odd."""
-    by_seq: dict[str, set[tuple[str, str]]] = {}
+    """Ranks of one process group blocked in different collectives (op, or size where sizes must agree) at one SeqNum."""
+    by_slot: dict[tuple[str, str], set[tuple[str, str]]] = {}
     for event in t.watchdogs:
-        by_seq.setdefault(event.fields.get("SeqNum", ""), set()).add(_shape(event))
-    odd = [seq for seq, shapes in by_seq.items() if len(shapes) > 1]
+        by_slot.setdefault(_slot(event), set()).add(_shape(event))
+    odd = [slot for slot, shapes in by_slot.items() if len(shapes) > 1]
     if not odd:
         return False
-    at_seq = [e for e in t.watchdogs if e.fields.get("SeqNum") == odd[0]]
+    at_seq = [e for e in t.watchdogs if _slot(e) == odd[0]]
     shapes = Counter(_shape(e) for e in at_seq)
     minority = [e for e in at_seq if shapes[_shape(e)] == min(shapes.values())]
     verdict.mismatch = True
     verdict.rank = minority[0].rank
     verdict.evidence = minority[:2]
-    verdict.reason = f"ranks disagree on collective SeqNum {odd[0]}: {sorted(shapes)}"
+    verdict.reason = f"ranks disagree on collective SeqNum {odd[0][1]}: {sorted(shapes)}"
     return True
 
 
@@ -122,8 +132,16 @@ def silent_ranks(t: Timeouts, verdict: HangVerdict) -> bool:
 
 
 def behind_on_seqnum(t: Timeouts, verdict: HangVerdict) -> bool:
-    """A rank whose timed-out SeqNum is lower than the others'."""
-    seqs = {e.rank: int(e.fields["SeqNum"]) for e in t.watchdogs if e.rank is not None and e.fields.get("SeqNum", "").isdigit()}
+    """A rank whose timed-out SeqNum is lower than the others' in the same process group (the group most ranks report)."""
+    groups = Counter(e.fields.get("pg", "") for e in t.watchdogs)
+    if not groups:
+        return False
+    group = groups.most_common(1)[0][0]
+    seqs = {
+        e.rank: int(e.fields["SeqNum"])
+        for e in t.watchdogs
+        if e.rank is not None and e.fields.get("SeqNum", "").isdigit() and e.fields.get("pg", "") == group
+    }
     if len(set(seqs.values())) <= 1:
         return False
     behind = min(seqs, key=lambda r: seqs[r])

@@ -36,6 +36,7 @@ STRUCTURAL: dict[str, str] = {
     ),
 }
 
+_PG_ID = re.compile(r"\[PG (?:ID )?(\d+)[ \]]")
 _WORK_FIELDS = re.compile(r"(\w+(?:\(ms\))?)=([^,)]+)")
 _STATUS = re.compile(r"[Ll]ast enqueued (?:NCCL )?work: (\d+), last completed (?:NCCL )?work: (\d+)")
 _FROM_RANK = re.compile(r"from\s+rank (\d+)")
@@ -68,6 +69,9 @@ def line_event(kind: str, line: LogLine) -> Event:
         ran = re.search(r"ran for (\d+) milliseconds", body)
         if ran:
             fields["ran_ms"] = ran.group(1)
+        group = _PG_ID.search(body)
+        if group:  # SeqNums count per process group: only one group's are comparable
+            fields["pg"] = group.group(1)
     elif kind == "watchdog_status":
         status = _STATUS.search(body)
         if status:
