@@ -16,11 +16,11 @@ from redaction.recognizers.hostlists import HostListRecognizer
 from redaction.recognizers.hosts import (
     FqdnRecognizer,
     HostFieldRecognizer,
-    LinePrefixRecognizer,
     LogPrefixHostRecognizer,
     NodeNameRecognizer,
 )
 from redaction.recognizers.kubernetes import NamespaceRecognizer, PodRecognizer
+from redaction.recognizers.line_prefix import LinePrefixRecognizer
 from redaction.recognizers.multiline import KubeSecretDataRecognizer, SplitSecretRecognizer
 from redaction.recognizers.network import EmailRecognizer, IPv4Recognizer, IPv6Recognizer
 from redaction.recognizers.paths import BucketRecognizer, HomePathRecognizer

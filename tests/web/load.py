@@ -58,6 +58,15 @@ class Pushed:
     answer: bytes
 
 
+def _complete(answer: bytes) -> bool:
+    """Whether a response's head and its Content-Length worth of body have arrived."""
+    head, sep, body = answer.partition(b"\r\n\r\n")
+    if not sep:
+        return False
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), 0)
+    return len(body) >= length
+
+
 def push_body(url: str, path: str, total: int, *, chunked: bool, headers: dict[str, str] | None = None, piece: int = 16 * 1024) -> Pushed:
     """POST a body of ``total`` bytes (declared, or chunked) in small pieces, stopping as soon as the server answers or hangs up."""
     parts = urlsplit(url)
@@ -80,7 +89,7 @@ def push_body(url: str, path: str, total: int, *, chunked: bool, headers: dict[s
             pass
         try:
             sock.settimeout(5)
-            while b"\r\n" not in answer:
+            while not _complete(answer):
                 got = sock.recv(4096)
                 if not got:
                     break
