@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field
-
 from diagnose.bundled import kb_dir
 from diagnose.encyclopedia.embedding import HashEmbedding, LiteLLMEmbedding, embedder_for
 from diagnose.encyclopedia.entries import SECTIONS, Entry, content_hash, parse_entry
+from diagnose.encyclopedia.index_models import ExampleHit, IndexStats, Passage
 from diagnose.errors import ConfigError, KBError
 from diagnose.settings import Settings, user_dir
 
@@ -33,34 +32,6 @@ SKIPPED_SECTIONS = frozenset({"Related"})
 """Sections not indexed: 'Related' names other entries, so matching it would point at the wrong one."""
 
 Embedder = HashEmbedding | LiteLLMEmbedding
-
-
-class Passage(BaseModel):
-    """One section of one entry, as retrieved."""
-
-    entry_id: str
-    section: str
-    text: str = Field(description="the section's Markdown")
-    score: float = Field(description="cosine similarity to the query, -1..1")
-
-
-class ExampleHit(BaseModel):
-    """The encyclopedia example line nearest to one query line."""
-
-    entry_id: str
-    example: str
-    score: float = Field(description="cosine similarity to the query line, -1..1")
-
-
-class IndexStats(BaseModel):
-    """What a build did."""
-
-    entries: int
-    passages: int
-    seconds: float
-    location: str
-    embedder: str
-    content_hash: str
 
 
 def chunks(entry: Entry) -> list[tuple[str, str, str]]:

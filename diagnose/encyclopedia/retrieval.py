@@ -16,7 +16,8 @@ from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import ROLE_ORDER
 
 if TYPE_CHECKING:
-    from diagnose.encyclopedia.index import KBIndex, Passage
+    from diagnose.encyclopedia.index import KBIndex
+    from diagnose.encyclopedia.index_models import Passage
 
 MAX_QUERY_LINES = 30
 
