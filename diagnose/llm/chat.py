@@ -18,7 +18,7 @@ from diagnose.encyclopedia.entries import get_entry
 from diagnose.errors import KBError, LLMError
 from diagnose.llm.client import LLMClient
 from diagnose.llm.failures import Cut
-from diagnose.llm.prompting import render, to_messages, window_lines
+from diagnose.llm.prompting import alternate, render, to_messages, window_lines
 from diagnose.llm.sanitize import StreamCleaner
 from diagnose.schema import LogLine
 from diagnose.settings import Settings
@@ -54,10 +54,10 @@ def build_chat_messages(session: ChatSession, question: str, budget_tokens: int 
         entry=entry,
         sections=sections,
         lines=window_lines(session.log, anchors, budget_tokens),
-        history=session.history[-HISTORY_TURNS * 2 :],
-        question=question,
     )
-    return to_messages(rendered)
+    # history and the question are data, added as messages: text in them can never open another role's turn
+    turns = [{"role": turn.role, "content": turn.content} for turn in session.history[-HISTORY_TURNS * 2 :]]
+    return alternate([*to_messages(rendered), *turns, {"role": "user", "content": question}])
 
 
 def check_citations(text: str, session: ChatSession) -> tuple[list[Citation], list[str]]:
