@@ -9,7 +9,7 @@ what would answer it" is the right answer).
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,7 +18,7 @@ from diagnose.encyclopedia.entries import get_entry
 from diagnose.errors import KBError
 from diagnose.parse.parsed_log import ParsedLog
 
-QUESTION_TYPES = (
+QuestionType = Literal[
     "rank",
     "node",
     "hardware-or-code",
@@ -31,7 +31,8 @@ QUESTION_TYPES = (
     "fix",
     "evidence",
     "out-of-scope",
-)
+]
+QUESTION_TYPES: tuple[str, ...] = get_args(QuestionType)
 HONEST = (re.compile(r"(?i)\bthe log does not (?:say|show|name|have)\b"), re.compile(r"(?i)\bwhat would answer it\b"))
 
 
@@ -41,20 +42,7 @@ class ChatQuestion(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     q: str
-    type: Literal[
-        "rank",
-        "node",
-        "hardware-or-code",
-        "setting",
-        "after-hours",
-        "confirm",
-        "resume",
-        "alternatives",
-        "lines-around",
-        "fix",
-        "evidence",
-        "out-of-scope",
-    ]
+    type: QuestionType
     must: list[str] = Field(default_factory=list, description="regex patterns the answer must contain")
     must_not: list[str] = Field(default_factory=list, description="regex patterns the answer must not contain")
     cite: list[str] = Field(default_factory=list, description="'log:<line>', 'log:<file>:<line>', 'kb:<id>' or 'kb:<id>#<section>'")
