@@ -127,8 +127,10 @@ def stream_with_llm(session: ChatSession, question: str, llm: LLMClient, setting
     citations, missing = check_citations(text, session)
     if missing:
         notes.append(f"removed citations that do not exist: {', '.join(missing)}")
-    if not citations:
-        notes.append("the model's answer cites no log line and no encyclopedia section: unverified")
+    if not citations:  # the model may only add: an answer that cites nothing does not replace the grounded one
+        yield "\n\n(the model's answer above cites no log line and no encyclopedia section: unverified)\n"
+        yield from _offline(session, question, "the model cited nothing", True)
+        return
     if cleaner.removed:
         notes.append(f"removed {cleaner.removed} model-suggested command(s) that pipe into a shell or destroy data")
     if notes:

@@ -49,7 +49,7 @@ def parse_json_object(text: str) -> dict[str, object]:
     if start < 0 or end <= start:
         raise Rejected("the reply holds no JSON object")
     try:
-        data = json.loads(text[start : end + 1])
+        data = json.loads(text[start : end + 1], strict=False)  # a grammar may let a raw newline into a string
     except json.JSONDecodeError as exc:
         raise Rejected(f"the reply is not valid JSON ({exc.msg})") from exc
     if not isinstance(data, dict):
@@ -98,12 +98,17 @@ def supports(log: ParsedLog, entry: Entry, ref: tuple[str, int]) -> bool:
 
 
 def line_rank(log: ParsedLog, ref: tuple[str, int]) -> int | None:
-    """The rank that printed a line: a finding's attribution, its prefix, or its file name."""
+    """The rank the line itself proves: a finding's rank, or its prefix. A file name (``worker-1.log``) may name
+    a node or a pod, not a global rank, so a rank known only from it proves nothing here."""
+    text = log.line_text(*ref) or ""
+    prefixed = split_prefix(text)[0]
+    hinted = log.rank_hints.get(ref[0])
     for finding in log.findings:
         if (finding.evidence.source, finding.evidence.line) == ref and finding.rank is not None:
+            if finding.rank == hinted and prefixed is None:
+                return None
             return finding.rank
-    rank = split_prefix(log.line_text(*ref) or "")[0]
-    return rank if rank is not None else log.rank_hints.get(ref[0])
+    return prefixed
 
 
 def _root(raw: object, candidate_ids: list[str], entries: dict[str, Entry]) -> str:

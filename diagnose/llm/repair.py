@@ -52,7 +52,7 @@ def close_truncated(text: str) -> dict[str, object] | None:
     cuts = [len(body), *reversed(_scan(body)[3][-MAX_CUTS:])]
     for cut in cuts:
         try:
-            data = json.loads(_closed(body[:cut].rstrip().rstrip(":")))
+            data = json.loads(_closed(body[:cut].rstrip().rstrip(":")), strict=False)
         except ValueError:
             continue
         if isinstance(data, dict):
