@@ -131,19 +131,23 @@ def attribute_rank(log: ParsedLog, finding: Finding) -> int | None:
     )
     if finding.rank is not None and not hinted:
         return finding.rank
-    if hinted:  # a file name like worker-1 may name a node, not a rank: the launcher's report knows better
-        reported = {x[0] for x in exits(log) if x[2] == finding.evidence.source}
-        only = reported.pop() if len(reported) == 1 else None
-        return _first_known(_raised(log, finding.evidence.source, same_file_only=True), only, finding.rank)
     pid = _PID.search(finding.evidence.text) or _NCCL_PID.search(finding.evidence.text)
-    if pid:
-        by_pid = pid_ranks(log).get(int(pid.group(1)))
-        if by_pid is not None:
-            return by_pid
+    by_pid = pid_ranks(log).get(int(pid.group(1))) if pid else None
+    if by_pid is not None:
+        return by_pid
+    in_file = _first_known(_raised(log, finding.evidence.source, same_file_only=True), _only_reported(log, finding.evidence.source))
+    if in_file is not None or hinted:  # a file name like worker-1 may name a node, not a rank: the launcher's report knows better
+        return _first_known(in_file, finding.rank)
     on_host = rank_on_host(log, finding.host)
     if on_host is not None:
         return on_host
     return _raised(log, finding.evidence.source)
+
+
+def _only_reported(log: ParsedLog, source: str) -> int | None:
+    """The rank of the launcher's report in ``source`` when it names exactly one."""
+    reported = {x[0] for x in exits(log) if x[2] == source}
+    return reported.pop() if len(reported) == 1 else None
 
 
 def launcher_rank(log: ParsedLog) -> int | None:

@@ -21,6 +21,7 @@ from diagnose.parse.events import (
 )
 from diagnose.parse.ingest import Chunk, Source, cut_long_lines, read_chunks
 from diagnose.parse.lines import make_line
+from diagnose.parse.node_hints import drop_node_hints
 from diagnose.parse.parsed_log import FindingGroup, ParsedLog
 from diagnose.parse.rank_census import RankCensus
 from diagnose.parse.roles import assign_roles
@@ -117,8 +118,6 @@ class LogReader:
         if self.progress:
             self.progress(len(chunk.text) + 1)
         self._census.add(text, name)
-        if rank_hint is not None:
-            self._census.ranks.add(rank_hint)
         first = chunk.first_line
         made: dict[int, LogLine] = {}
 
@@ -270,7 +269,9 @@ class LogReader:
         if self._years:  # year-less stamps into the earliest full date's year: independent of the order files were read in
             rebase_log(self.log, min(self._years))
         log = self.log
-        log.ranks = sorted(self._census.ranks | {f.rank for f in log.findings if f.rank is not None})
+        drop_node_hints(log)
+        ranks = self._census.ranks | set(log.rank_hints.values())
+        log.ranks = sorted(ranks | {f.rank for f in log.findings if f.rank is not None})
         for group_key, group in self._groups.items():
             group.ranks = sorted(self._group_ranks[group_key])
             log.groups.append(group)

@@ -54,3 +54,29 @@ def test_a_single_file_name_never_sets_its_rank(case: Case, tmp_path: Path) -> N
     expected = _answer([Source("log.txt", case.log_path)])
     for name in ("016.log", "rank_5.log", "worker-3.out"):
         assert _answer([Source(name, case.log_path)]) == expected, name
+
+
+AGENT_LOG = """\
++ torchrun --nnodes=2 --nproc_per_node={nproc} --node_rank={node} --master_addr=job-master-0 --master_port=23456 train.py
+[W1203 04:12:41.384176606 socket.cpp:752] [c10d] The IPv6 network addresses of (job-master-0, 23456) cannot be \
+retrieved (gai error: -2 - Name or service not known).
+torch.distributed.DistNetworkError: The client socket has timed out after 900000ms while trying to connect to (job-master-0, 23456).
+"""
+MASTER_LOG = """\
++ torchrun --nnodes=2 --nproc_per_node={nproc} --node_rank=0 --master_addr=job-master-0 --master_port=23456 train.py
+torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/2 clients joined.
+"""
+
+
+@pytest.mark.parametrize(("nproc", "worker_rank"), [(4, None), (1, 1)])
+def test_a_pod_name_numbers_a_node_when_each_pod_runs_several_ranks(tmp_path: Path, nproc: int, worker_rank: int | None) -> None:
+    """Kubeflow's ``-worker-0`` pod is node 1: with four processes per pod its agent's lines are no global rank."""
+    (tmp_path / "job-master-0.log").write_text(MASTER_LOG.format(nproc=nproc))
+    (tmp_path / "job-worker-0.log").write_text(AGENT_LOG.format(nproc=nproc, node=1))
+    diagnosis = diagnose(resolve_sources([str(tmp_path)])).diagnosis
+    assert diagnosis.root_cause.id == "rendezvous-failure"
+    worker_lines = [e for e in diagnosis.evidence if "client socket" in e.text]
+    assert worker_lines
+    assert {e.rank for e in worker_lines} == {worker_rank}
+    if nproc > 1:
+        assert diagnosis.initiating_rank is None
