@@ -12,7 +12,7 @@ from typing import NamedTuple, cast
 
 from redaction.cache import cache_dir
 from redaction.framework import Pattern, PatternRecognizer, RecognizerRegistry, RecognizerResult
-from redaction.prefilter import PEM_ID, UNSURE_ID, Prefilter
+from redaction.prefilter import BLOCK_ID, PEM_ID, UNSURE_ID, Prefilter
 from redaction.recognizers import all_recognizers
 from redaction.recognizers.base import LogRecognizer
 from redaction.unsure import UNSURE_PREFILTER
@@ -41,6 +41,7 @@ def shared_engine(use_hyperscan: bool) -> Engine:
     """Build the recognizers and the prefilter once per process (the prefilter from the disk cache when fresh)."""
     recognizers = cast("list[LogRecognizer]", list(build_registry().recognizers))
     patterns = [(regex, rec.prefilter_caseless, i) for i, rec in enumerate(recognizers) if not rec.BLOCK_LEVEL for regex in rec.prefilter]
+    patterns += [(rec.BLOCK_PREFILTER, False, BLOCK_ID) for rec in recognizers if rec.BLOCK_LEVEL]
     return Engine(
         recognizers=recognizers,
         block_ids=frozenset(i for i, rec in enumerate(recognizers) if rec.BLOCK_LEVEL),

@@ -17,7 +17,7 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from redaction.cache import prune, read_blob, write_blob
 
@@ -30,9 +30,26 @@ except ImportError:  # pragma: no cover - depends on the platform's wheels
 # and random-looking values no recognizer claims (``redaction.unsure``).
 PEM_ID = -1
 UNSURE_ID = -2
+# Lines a block-level recognizer (launcher prefixes) may change: a block without one skips that pass.
+BLOCK_ID = -3
 
 # Candidate lines: start byte offset -> (end offset without the newline, recognizer ids).
 Candidates = dict[int, tuple[int, set[int]]]
+
+
+class Scan(NamedTuple):
+    """What one pass found in a block: its candidate lines, and whether any line may carry a launcher prefix."""
+
+    candidates: Candidates
+    block_lines: bool
+
+
+class Prescan(NamedTuple):
+    """A block and its scan, made ahead of masking, maybe on another thread (``Redactor.prescan``)."""
+
+    text: str
+    data: bytes
+    scan: Scan
 
 
 class Prefilter:
@@ -60,7 +77,7 @@ class Prefilter:
         """Return the per-user scan workspace (Hyperscan scratch; one per thread of use)."""
         return hyperscan.Scratch(self._db) if self._db is not None else None
 
-    def scan(self, data: bytes, scratch: Any = None) -> Candidates:
+    def scan(self, data: bytes, scratch: Any = None) -> Scan:
         """Return the candidate lines of ``data`` with the recognizers to run on each."""
         ends: list[tuple[int, int]] = []
         if self._db is not None:
@@ -71,7 +88,11 @@ class Prefilter:
         candidates: Candidates = {}
         start = stop = -1
         ids: set[int] = set()
+        block_lines = False
         for pattern_id, end in sorted(ends, key=lambda item: item[1]):
+            if self._owners[pattern_id] == BLOCK_ID:
+                block_lines = True
+                continue
             pos = max(end - 1, 0)
             if not start <= pos <= stop:
                 start = data.rfind(b"\n", 0, pos) + 1
@@ -79,7 +100,7 @@ class Prefilter:
                 stop = len(data) if stop < 0 else stop
                 ids = candidates.setdefault(start, (stop, set()))[1]
             ids.add(self._owners[pattern_id])
-        return candidates
+        return Scan(candidates, block_lines)
 
 
 def _collect(pattern_id: int, start: int, end: int, flags: int, ends: object) -> None:

@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from redaction.addresses import IPV4_RE, is_anonymous_ip
 from redaction.known import KnownValues, mask_hashed
 from redaction.pem import BEGIN_RE, PemMasker
 from redaction.placeholders import Pseudonyms, escape_literals, host_key
-from redaction.prefilter import PEM_ID, UNSURE_ID
+from redaction.prefilter import PEM_ID, UNSURE_ID, Prescan, Scan
 from redaction.spans import resolve
+from redaction.textbytes import decode, encode, lines_before
 from redaction.unsure import Unsure, UnsureLog
 
 if TYPE_CHECKING:
@@ -126,20 +127,28 @@ class Redactor:
         if batch:
             yield from self.redact_text("\n".join(batch)).split("\n")
 
-    def redact_text(self, text: str) -> str:
+    def redact_text(self, text: str | Prescan) -> str:
         """Mask a block of whole lines joined by ``\\n``; call in order on consecutive blocks.
 
         Placeholder-shaped text already in the input keeps its number for itself (new
         placeholders skip it) or, if this session issued that number before, is escaped
         (``<_HOST_1>``), so a placeholder in the output always means what this session meant.
+        A :class:`Prescan` of the block (:meth:`prescan`, maybe made on another thread) saves its scan.
         """
+        scanned = text if isinstance(text, Prescan) else None
+        text = scanned.text if scanned is not None else cast(str, text)
         self._pseudonyms.reserve_literals(text)
+        raw = text
         if not self._cite_issued:
             text = escape_literals(text, self._pseudonyms)
-        data = _encode(text)
-        masked = self._known.sweep(self._mask_block(data), self._pseudonyms.placeholder)
+        if scanned is not None and text is raw:
+            data, scan = scanned.data, scanned.scan
+        else:  # no scan made, or escaping changed the text it was made of
+            data = encode(text)
+            scan = self._prefilter.scan(data, self._scratch)
+        masked = self._known.sweep(self._mask_block(data, scan), self._pseudonyms.placeholder)
         self._lines_done += text.count("\n") + 1
-        out = text if masked is data else _decode(masked)
+        out = text if masked is data else decode(masked)
         return mask_hashed(out, self._pseudonyms) if self._pseudonyms.hashed else out
 
     def sweep_known(self, masked: str) -> str:
@@ -149,18 +158,28 @@ class Redactor:
         900); an earlier bare ``dfischer`` on line 12 was returned before that. Callers that keep
         masked text sweep it once more at the end. Placeholders are left as they are.
         """
-        data = _encode(masked)
+        data = encode(masked)
         swept = self._known.sweep(data, self._pseudonyms.placeholder)
-        return masked if swept is data else _decode(swept)
+        return masked if swept is data else decode(swept)
 
-    def _mask_block(self, data: bytes) -> bytes:
+    def prescan(self, text: str, scratch: Any) -> Prescan:
+        """The prefilter's candidate lines of ``text``; touches no session state, so any thread may run it (own ``scratch``)."""
+        data = encode(text)
+        return Prescan(text, data, self._prefilter.scan(data, scratch))
+
+    def new_scratch(self) -> Any:
+        """A scan workspace for :meth:`prescan` on one other thread."""
+        return self._prefilter.new_scratch()
+
+    def _mask_block(self, data: bytes, scan: Scan) -> bytes:
         """Mask the candidate lines, launcher prefixes and private-key blocks of ``data``."""
-        candidates = self._prefilter.scan(data, self._scratch)
+        candidates, block_lines = scan
+        sub_blocks = self._sub_blocks if block_lines else bytes  # bytes(b) is b: no launcher prefix to mask
         tail = self._tail
         if self._max_window:
             self._tail = (tail + data[-4096:].decode("utf-8", "replace").split("\n"))[-self._max_window :]
         if not candidates and not self._pem.active:
-            return self._sub_blocks(data)
+            return sub_blocks(data)
         out: list[bytes] = []
         line_no = counted = 0  # newlines in data[:counted], for the line numbers of unsure values
         pos = self._continue_pem(data, out, 0) if self._pem.active else 0
@@ -168,8 +187,8 @@ class Redactor:
             if start < pos:
                 continue
             end, ids = candidates[start]
-            out.append(self._sub_blocks(data[pos:start]))
-            line = _decode(data[start:end])
+            out.append(sub_blocks(data[pos:start]))
+            line = decode(data[start:end])
             pos = end
             ids = ids | self._block_ids
             if PEM_ID in ids and self._pem.begin_in(line):
@@ -177,20 +196,20 @@ class Redactor:
                 begin = BEGIN_RE.search(line)
                 head = line[: begin.start()] if begin else ""
                 keyed = self._pem.mask(line) or line
-                context: Callable[[int], str] = partial(_context, data, start, tail=tail)
+                context: Callable[[int], str] = partial(lines_before, data, start, tail=tail)
                 masked_head = self._mask_line(head, ids, context) if head.strip() else head
-                out.append(_encode(masked_head + keyed[len(head) :]))
+                out.append(encode(masked_head + keyed[len(head) :]))
                 if self._pem.active:
                     out.append(data[pos : pos + 1])
                     pos = self._continue_pem(data, out, pos + 1)
                 continue
-            masked = self._mask_line(line, ids, partial(_context, data, start, tail=tail))
+            masked = self._mask_line(line, ids, partial(lines_before, data, start, tail=tail))
             if UNSURE_ID in ids:
                 line_no += data.count(b"\n", counted, start)
                 counted = start
                 self._unsure.check(masked, self._lines_done + line_no + 1)
-            out.append(_encode(masked))
-        out.append(self._sub_blocks(data[pos:]))
+            out.append(encode(masked))
+        out.append(sub_blocks(data[pos:]))
         return b"".join(out)
 
     def _sub_blocks(self, data: bytes) -> bytes:
@@ -218,10 +237,10 @@ class Redactor:
         while self._pem.active and pos <= len(data):
             stop = data.find(b"\n", pos)
             stop = len(data) if stop < 0 else stop
-            masked = self._pem.mask(_decode(data[pos:stop]))
+            masked = self._pem.mask(decode(data[pos:stop]))
             if masked is None:
                 return pos
-            out.append(_encode(self._mask_prefix(masked)))
+            out.append(encode(self._mask_prefix(masked)))
             out.append(data[stop : stop + 1])
             pos = stop + 1
         return pos
@@ -273,25 +292,3 @@ class Redactor:
         """Return a fresh placeholder for a new private-key block."""
         self._keys += 1
         return self._pseudonyms.placeholder("PRIVATE_KEY", f"\0block{self._keys}")
-
-
-def _context(data: bytes, start: int, lines: int, tail: list[str]) -> str:
-    """Return up to ``lines`` raw lines before offset ``start``, reaching into ``tail``."""
-    begin = start
-    while lines and begin > 0:
-        begin = data.rfind(b"\n", 0, begin - 1) + 1
-        lines -= 1
-    before = _decode(data[begin:start])
-    if lines and tail:
-        before = "\n".join(tail[-lines:]) + "\n" + before
-    return before
-
-
-def _decode(raw: bytes) -> str:
-    """Bytes back to the exact text they came from."""
-    return raw.decode("utf-8", "surrogatepass")
-
-
-def _encode(text: str) -> bytes:
-    """Text to bytes, keeping lone surrogates (from undecodable input) intact."""
-    return text.encode("utf-8", "surrogatepass")

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from diagnose.parse.lines import make_line
-from diagnose.parse.timestamps import parse_timestamp
+from diagnose.parse.timestamps import iso_year, parse_timestamp
 
 PREFIXES = [
     # (line, rank, host)
@@ -64,3 +64,11 @@ def test_when_line_has_timestamp_then_it_is_parsed(text: str, expected: float | 
 
 def test_glog_year_comes_from_the_log() -> None:
     assert parse_timestamp("E1202 12:01:02.5 x", year=2026) == pytest.approx(_utc(2026, 12, 2, 12, 1, 2) + 0.5)
+
+
+def test_a_chunk_head_gives_the_year_of_its_first_full_date() -> None:
+    glog = "[rank3]:[I1202 10:00:01.036001 train.py:220] step 1 | loss 2.4954\n" * 200
+    assert iso_year(glog, 64 * 1024) is None
+    assert iso_year(glog + "slurmstepd: error: *** JOB 42 CANCELLED AT 2024-12-02T10:00:05 ***\n", 64 * 1024) == 2024
+    assert iso_year("id 12023-01-05 10:00:00 then 2025-01-05 10:00:00,123 INFO", 100) == 2025
+    assert iso_year(glog + "2024-12-02 10:00:05", 100) is None  # beyond the limit

@@ -12,12 +12,12 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from diagnose.bundled import kb_dir
 from diagnose.errors import KBError
 from diagnose.schema import Role
+from diagnose.yaml_text import YAMLError, load_yaml
 
 SECTIONS: tuple[str, ...] = (
     "What it is",
@@ -165,8 +165,8 @@ def parse_entry(text: str, *, source: str = "<entry>") -> Entry:
     if not match:
         raise KBError(f"{source}: missing YAML front matter between '---' lines")
     try:
-        meta = yaml.safe_load(match.group(1)) or {}
-    except yaml.YAMLError as exc:
+        meta = load_yaml(match.group(1)) or {}
+    except YAMLError as exc:
         raise KBError(f"{source}: front matter is not valid YAML: {exc}") from exc
     body = match.group(2)
     parts = _HEADING.split(body)

@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from diagnose.errors import InputError
+from diagnose.yaml_text import load_yaml
 
 SplitName = Literal["synthetic", "dev", "test"]
 SPLITS: tuple[SplitName, ...] = ("synthetic", "dev", "test")
@@ -74,7 +74,7 @@ def load_cases(cases_dir: Path) -> list[Case]:
     cases: list[Case] = []
     for folder in sorted(p for p in cases_dir.iterdir() if (p / "label.yaml").is_file()):
         log_path = folder / "logs" if (folder / "logs").is_dir() else folder / "log.txt"
-        data = yaml.safe_load((folder / "label.yaml").read_text(encoding="utf-8")) or {}
+        data = load_yaml((folder / "label.yaml").read_text(encoding="utf-8")) or {}
         cases.append(Case(id=folder.name, log_path=log_path, label=Label(**data)))
     if not cases:
         raise InputError(f"{cases_dir}: no cases (folders with label.yaml)")

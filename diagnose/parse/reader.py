@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from itertools import tee
 from typing import Protocol
 
 from diagnose.parse.events import (
@@ -27,9 +28,10 @@ from diagnose.parse.rank_census import RankCensus
 from diagnose.parse.roles import assign_roles
 from diagnose.parse.scanner import Scanner
 from diagnose.parse.sources import masked_name, ordered_sources
-from diagnose.parse.timestamps import ISO_DATE, YEARLESS, parse_timestamp, rebase_log
+from diagnose.parse.timestamps import YEARLESS, iso_year, parse_timestamp, rebase_log
 from diagnose.schema import Event, Finding, LogLine, Redactions
 from diagnose.settings import user_dir
+from redaction.readahead import Prescanning, redact_ahead
 
 KEEP_ALL_LINES = 200_000
 KEEP_PER_KEY = 3
@@ -56,7 +58,7 @@ class SignatureMatcher(Protocol):
         ...
 
 
-class _Redactor(Protocol):
+class _Redactor(Prescanning, Protocol):
     """The subset of ``redaction.Redactor`` the reader uses."""
 
     @property
@@ -64,7 +66,6 @@ class _Redactor(Protocol):
         """Masks applied so far, by type."""
         ...
 
-    def redact_text(self, text: str) -> str: ...
     def redact_line(self, line: str) -> str: ...
     def sweep_known(self, masked: str) -> str: ...
 
@@ -87,6 +88,7 @@ class LogReader:
         self._event_keys: dict[tuple[str, int | None], int] = {}
         self._excerpt_keys: set[tuple[str, int]] = set()
         self._years: set[int] = set()
+        self._dated: set[str] = set()
         self._replaced = 0
 
     def read(self, sources: Iterable[Source]) -> ParsedLog:
@@ -97,20 +99,24 @@ class LogReader:
             if rank_hint is not None:
                 self.log.rank_hints[name] = rank_hint
             kept: list[str] | None = [] if self.log.complete else None
-            for chunk in read_chunks(source):
-                kept = self._chunk(chunk, index, name, rank_hint, host_hint, kept)
+            chunks, texts = tee(read_chunks(source))
+            for chunk, text in zip(chunks, redact_ahead(self.redactor, (c.text for c in texts)), strict=True):
+                kept = self._chunk(chunk, text, index, (name, rank_hint, host_hint), kept)
             if kept is not None:
                 self.log.lines[name] = kept
         return self._finish()
 
     def _chunk(
-        self, chunk: Chunk, index: int, name: str, rank_hint: int | None, host_hint: str | None, kept: list[str] | None
+        self, chunk: Chunk, text: str, index: int, where: tuple[str, int | None, str | None], kept: list[str] | None
     ) -> list[str] | None:
-        text = self.redactor.redact_text(chunk.text)
+        """Take one masked chunk (``text``) of the source ``where`` names: (masked name, rank hint, host hint)."""
+        name, rank_hint, host_hint = where
         self._replaced += chunk.replaced_bytes
-        iso = ISO_DATE.search(text, 0, YEAR_SEARCH_CHARS)  # a chunk's head tells its year; all of it costs seconds
-        if iso:
-            self._years.add(int(iso.group(1)))
+        if name not in self._dated:  # a chunk's head tells its year; a dated source's later chunks add none earlier
+            year = iso_year(text, YEAR_SEARCH_CHARS)
+            if year is not None:
+                self._years.add(year)
+                self._dated.add(name)
         lines = cut_long_lines(text.split("\n"))
         self.log.has_text = self.log.has_text or (not text.isspace() and bool(text))
         self.log.line_count += len(lines)

@@ -49,6 +49,8 @@ class LogRecognizer(PatternRecognizer):
     NO_SWEEP: ClassVar[frozenset[str]] = frozenset()
     # Run by the redactor on whole runs of lines (``sub_block``) instead of via the prefilter.
     BLOCK_LEVEL: ClassVar[bool] = False
+    # A block-level recognizer's superset regex of the lines ``sub_block`` may change (a block with none skips it).
+    BLOCK_PREFILTER: ClassVar[str] = "^"
 
     def __init__(
         self,

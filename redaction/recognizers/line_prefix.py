@@ -26,6 +26,8 @@ class LinePrefixRecognizer(LogRecognizer):
     ENTITY = "HOST"
     PATTERNS = (("line prefix", rf"^{_MPI_TAG}(?P<HOST>{NODE_RE})(?=:[ \t]|:[0-9]+:[0-9]+[ \t])", 0.95),)
     BLOCK_LEVEL = True
+    # Every line :meth:`sub_block` can change starts like this (a superset, for the prefilter's one pass).
+    BLOCK_PREFILTER = rf"^{_MPI_TAG}[A-Za-z][A-Za-z0-9-]*(?::[ \t]|:[0-9]+:[0-9]+[ \t])"
     # Each line is matched with the newline before it: a literal start lets ``re`` skip ahead
     # to line starts instead of trying every position (5x faster than ``^`` with MULTILINE).
     _REPEATED_RE = re.compile(rb"\n([a-z][a-z0-9]*(?:-[a-z0-9]+)+): ")

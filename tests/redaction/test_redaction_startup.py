@@ -64,7 +64,7 @@ def test_when_the_cache_directory_cannot_be_written_then_the_prefilter_still_wor
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     prefilter = Prefilter(PATTERNS, cache_dir=blocker / "cache")
-    assert prefilter.scan(TEXT, prefilter.new_scratch())
+    assert prefilter.scan(TEXT, prefilter.new_scratch()).candidates
 
 
 def test_the_cache_directory_follows_diagnose_home_then_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

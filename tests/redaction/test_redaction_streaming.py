@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import time
+from pathlib import Path
 
 import pytest
 
 from redaction import Redactor
+from redaction.readahead import redact_ahead
+from redaction.recognizers.line_prefix import LinePrefixRecognizer
 
 LOG = """\
 [2024-05-01 12:00:00,001] torch.distributed.run: WARNING: Setting OMP_NUM_THREADS environment variable
@@ -111,3 +115,38 @@ def test_when_a_chunk_holds_nothing_to_mask_then_it_comes_back_as_is() -> None:
     redactor = Redactor()
     assert redactor.redact_text(text) is text
     assert redactor.counts == {}
+
+
+@pytest.mark.parametrize("cut", [1, 3, 6, 11])
+def test_when_the_next_block_is_scanned_ahead_on_another_thread_then_the_result_is_the_same(cut: int) -> None:
+    lines = LOG.split("\n")
+    blocks = ["\n".join(lines[:cut]), "\n".join(lines[cut:])]
+    assert "\n".join(redact_ahead(Redactor(), iter(blocks))) == EXPECTED
+
+
+def _shipped_log_lines() -> list[str]:
+    root = Path(__file__).resolve().parents[2]
+    files = [*root.glob("evals/cases/*/log.txt"), *root.glob("evals/cases/*/logs/**/*.log"), *root.glob("examples/*.log")]
+    return [line for path in sorted(files) for line in path.read_text(encoding="utf-8", errors="replace").split("\n")]
+
+
+def test_every_line_whose_launcher_prefix_is_masked_is_one_the_block_prefilter_finds() -> None:
+    """The prefilter's one pass decides whether a block gets the launcher-prefix pass: it must miss no such line."""
+    recognizer = LinePrefixRecognizer()
+    block_prefilter = re.compile(LinePrefixRecognizer.BLOCK_PREFILTER.encode(), re.MULTILINE)
+    lines = [line.encode() for line in _shipped_log_lines()]
+    # repeated digit-less prefixes count only when they start several lines: feed each line five times
+    changed = [line for line in lines if recognizer.sub_block(b"\n".join([line] * 5), lambda value: b"<HOST>") != b"\n".join([line] * 5)]
+    assert len(changed) > 50  # the shipped logs hold many launcher prefixes
+    assert [line for line in changed if not block_prefilter.search(line)] == []
+
+
+def test_a_block_with_no_launcher_prefix_is_masked_the_same_without_the_prefix_pass() -> None:
+    text = "\n".join(f"[rank{r}]:[I1202 10:00:01.036001 train.py:220] step 1 | loss 2.49 | on host gpu-node-{r:03d}" for r in range(64))
+    redactor = Redactor()
+    prescan = redactor.prescan(text, redactor.new_scratch())
+    assert not prescan.scan.block_lines
+    forced = prescan._replace(scan=prescan.scan._replace(block_lines=True))
+    masked = redactor.redact_text(prescan)
+    assert masked == Redactor().redact_text(forced)
+    assert "gpu-node-" not in masked
