@@ -64,6 +64,7 @@ class Chunk:
     first_line: int
     text: str
     replaced_bytes: int = 0
+    line_total: int = 1
 
 
 def _is_log_file(path: Path) -> bool:
@@ -177,7 +178,7 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chun
                 cut = _separator_cut(data)
             body, pending = data[: cut + 1], data[cut + 1 :]
             chunk = _decode(source, line_no, body[:-1] if body.endswith(b"\n") else body)
-            line_no += chunk.text.count("\n") + 1
+            line_no += chunk.line_total
             yield chunk
     finally:
         if source.path is not None or source.data is not None:
@@ -194,4 +195,5 @@ def _separator_cut(data: bytes) -> int:
 def _decode(source: Source, line_no: int, data: bytes) -> Chunk:
     text = data.decode("utf-8", errors="replace")
     replaced = text.count("\ufffd") if "\ufffd" in text else 0
-    return Chunk(source, line_no, _clean(text), replaced)
+    text = _clean(text)
+    return Chunk(source, line_no, text, replaced, text.count("\n") + 1)

@@ -21,6 +21,7 @@ from diagnose.parse.events import (
     traceback_event,
 )
 from diagnose.parse.ingest import Chunk, Source, cut_long_lines, read_chunks
+from diagnose.parse.late_values import sweep_late_values
 from diagnose.parse.lines import make_line
 from diagnose.parse.node_hints import drop_node_hints
 from diagnose.parse.parsed_log import FindingGroup, ParsedLog
@@ -110,21 +111,43 @@ class LogReader:
         self, chunk: Chunk, text: str, index: int, where: tuple[str, int | None, str | None], kept: list[str] | None
     ) -> list[str] | None:
         """Take one masked chunk (``text``) of the source ``where`` names: (masked name, rank hint, host hint)."""
-        name, rank_hint, host_hint = where
+        name = where[0]
         self._replaced += chunk.replaced_bytes
         if name not in self._dated:  # a chunk's head tells its year; a dated source's later chunks add none earlier
             year = iso_year(text, YEAR_SEARCH_CHARS)
             if year is not None:
                 self._years.add(year)
                 self._dated.add(name)
-        lines = cut_long_lines(text.split("\n"))
         self.log.has_text = self.log.has_text or (not text.isspace() and bool(text))
-        self.log.line_count += len(lines)
+        self.log.line_count += chunk.line_total
         self.log.byte_count += len(chunk.text) + 1
         if self.progress:
             self.progress(len(chunk.text) + 1)
         self._census.add(text, name)
-        first = chunk.first_line
+        # a big log's chunk is split into lines only when a pattern matched in it: most match nothing
+        lines = cut_long_lines(text.split("\n")) if kept is not None else None
+        hits = self.scanner.scan(text, lines)
+        if hits:
+            lines = lines if lines is not None else cut_long_lines(text.split("\n"))
+            self._hits(hits, lines, (index, chunk.first_line), where, excerpts=kept is None)
+        if kept is not None and lines is not None:
+            kept.extend(lines)
+            if self.log.line_count > KEEP_ALL_LINES:
+                self._drop_kept_lines()
+                return None
+        return kept
+
+    def _hits(
+        self,
+        hits: list[tuple[int, int]],
+        lines: list[str],
+        at: tuple[int, int],
+        where: tuple[str, int | None, str | None],
+        *,
+        excerpts: bool,
+    ) -> None:
+        """Read the lines of a chunk where patterns matched; ``at`` is (source index, first line number)."""
+        (index, first), (name, rank_hint, host_hint) = at, where
         made: dict[int, LogLine] = {}
 
         def make(i: int) -> LogLine:
@@ -133,7 +156,7 @@ class LogReader:
             return made[i]
 
         structural = len(self.kinds)
-        for line_index, pattern_index in self.scanner.scan(text, lines):
+        for line_index, pattern_index in hits:
             line = make(line_index)
             order = (index << 32) | line.line
             if pattern_index < structural:
@@ -144,14 +167,8 @@ class LogReader:
                 finding = self.rules.finding(pattern_index - structural, line, order)
                 if finding is not None:
                     self._finding(finding)
-            if kept is None:
+            if excerpts:
                 self._excerpt(lines, line_index, make)
-        if kept is not None:
-            kept.extend(lines)
-            if self.log.line_count > KEEP_ALL_LINES:
-                self._drop_kept_lines()
-                return None
-        return kept
 
     def _launch(self, line: LogLine) -> None:
         """Remember how local ranks map to global ones in this source (torchrun flags, the agent's report)."""
@@ -248,30 +265,8 @@ class LogReader:
             self._excerpt_keys.add(key)
             self.log.excerpts.append(line)
 
-    def _sweep(self) -> None:
-        """Mask, in everything kept, the values the redactor learned only after that text went by."""
-        sweep = self.redactor.sweep_known
-        log = self.log
-        names = {name: sweep(name) for name in log.sources}
-        log.sources = [names[name] for name in log.sources]
-        log.lines = {names[name]: sweep("\n".join(lines)).split("\n") for name, lines in log.lines.items()}
-        kept = [*log.excerpts, *(f.evidence for f in log.findings), *(line for e in log.events for line in e.lines)]
-        for line in {id(line): line for line in kept}.values():
-            line.text, line.source = sweep(line.text), names.get(line.source, line.source)
-            line.host = sweep(line.host) if line.host else None
-        for finding in log.findings:
-            finding.host = sweep(finding.host) if finding.host else None
-        for event in log.events:
-            event.message = sweep(event.message) if event.message else event.message
-            event.host = sweep(event.host) if event.host else None
-            event.fields = {key: sweep(value) for key, value in event.fields.items()}
-        log.failure_records = [{key: sweep(value) for key, value in r.items()} for r in log.failure_records]
-        log.hosts = {rank: sweep(host) for rank, host in log.hosts.items()}
-        log.launch = {names.get(name, name): facts for name, facts in log.launch.items()}
-        log.rank_hints = {names.get(name, name): rank for name, rank in log.rank_hints.items()}
-
     def _finish(self) -> ParsedLog:
-        self._sweep()
+        sweep_late_values(self.log, self.redactor.sweep_known)
         if self._years:  # year-less stamps into the earliest full date's year: independent of the order files were read in
             rebase_log(self.log, min(self._years))
         log = self.log
