@@ -88,6 +88,17 @@ def test_kb_change_triggers_a_rebuild(index: KBIndex, kb_copy: Path) -> None:
     assert reopened.search("quokka migrations", k=1)[0].entry_id == victim.stem, "the rebuild indexed the edit"
 
 
+def test_an_index_rebuilt_by_another_process_is_reopened_not_an_error(index: KBIndex, kb_copy: Path) -> None:
+    """A long-running ``diagnose serve`` keeps answering after ``diagnose kb index`` rebuilt the index for an edited kb/."""
+    assert index.ensure() is not None
+    assert index.search("CUDA out of memory", k=1)
+    victim = sorted((kb_copy / "entries").glob("*.md"))[0]
+    edited = victim.read_text(encoding="utf-8").replace("## What it is\n", "## What it is\n\nQuokka migrations.\n", 1)
+    victim.write_text(edited, encoding="utf-8")
+    assert open_index(Settings(kb_dir=kb_copy)).ensure() is not None  # the other process: deletes and recreates
+    assert index.search("quokka migrations", k=1)[0].entry_id == victim.stem
+
+
 def test_passages_carry_entry_id_and_section(index: KBIndex, kb_copy: Path) -> None:
     entries = {e.id: e for e in load_entries(kb_copy)}
     entry = next(iter(entries.values()))

@@ -78,7 +78,7 @@ class KBIndex:
             # are always computed here, so an index built by another embedder opens and is found stale
             return self.client.get_collection(COLLECTION)
         except Exception as exc:  # chromadb raises NotFoundError or ValueError depending on the backend
-            if "does not exist" in str(exc) or "not found" in str(exc).lower():
+            if _vanished(exc):
                 return None
             raise KBError(f"cannot open the index at {self.location}: {exc}") from exc
 
@@ -144,12 +144,20 @@ class KBIndex:
         if not text.strip() or self._count == 0 or k <= 0 or entry_ids == []:
             return []
         where = {"entry_id": {"$in": entry_ids}} if entry_ids else None
-        result = self._collection.query(
-            query_embeddings=self.embedder.embed_query([text]),
-            n_results=min(self._count, k * len(SECTIONS)),  # enough for k distinct entries
-            where=where,
-            include=["documents", "metadatas", "distances"],
-        )
+        query = {
+            "query_embeddings": self.embedder.embed_query([text]),
+            "n_results": min(self._count, k * len(SECTIONS)),  # enough for k distinct entries
+            "where": where,
+            "include": ["documents", "metadatas", "distances"],
+        }
+        try:
+            result = self._collection.query(**query)
+        except Exception as exc:  # another process rebuilt the index (kb/ changed) under this one: reopen it once
+            if not _vanished(exc):
+                raise
+            self._collection = None
+            self.ensure()
+            result = self._collection.query(**query)
         passages: dict[str, Passage] = {}
         rows = zip(result["documents"][0], result["metadatas"][0], result["distances"][0], strict=True)
         for document, metadata, distance in rows:
@@ -161,7 +169,11 @@ class KBIndex:
         return list(passages.values())[:k]
 
     def _examples(self) -> Any:
-        """The examples collection, (re)built when kb/ or the embedder changed."""
+        """The examples collection, (re)built when kb/ or the embedder changed (one builder at a time)."""
+        with build_lock(self.lock_path):
+            return self._current_examples()
+
+    def _current_examples(self) -> Any:
         signature = self._signature()
         try:
             collection = self.client.get_collection(EXAMPLES)
@@ -204,6 +216,11 @@ class KBIndex:
             for docs, metas, dists in zip(result["documents"], result["metadatas"], result["distances"], strict=True)
         )
         return [next(hits) if line.strip() else None for line in lines]
+
+
+def _vanished(exc: Exception) -> bool:
+    """Whether chromadb says the collection is gone (deleted by a rebuild in another process)."""
+    return "does not exist" in str(exc) or "not found" in str(exc).lower()
 
 
 def _read_entries(directory: Path | None) -> list[Entry]:
