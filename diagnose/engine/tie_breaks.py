@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from diagnose.engine import memory, numerics
 from diagnose.engine.candidates import Scored, chronological
+from diagnose.engine.stragglers import apply_straggler
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding
 
@@ -90,4 +91,4 @@ def break_ties(ranked: list[Scored], log: ParsedLog) -> list[Scored]:
         by_id[winner].score = round(min(1.0, by_id[winner].score + SHIFT), 3)
         if loser in by_id:
             by_id[loser].score = round(max(0.0, by_id[loser].score - SHIFT), 3)
-    return sorted(ranked, key=lambda s: -s.score)
+    return apply_straggler(sorted(ranked, key=lambda s: -s.score), log)

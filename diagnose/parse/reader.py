@@ -8,6 +8,7 @@ else as windows around what matched.
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Callable, Iterable
 from itertools import tee
 from typing import Protocol
@@ -36,6 +37,7 @@ from redaction.readahead import Prescanning, redact_ahead
 
 KEEP_ALL_LINES = 200_000
 KEEP_PER_KEY = 3
+KEEP_LATEST = 3
 MAX_EVENTS_PER_KEY = 4
 WINDOW = 3
 LOOKBACK = 200
@@ -83,7 +85,7 @@ class LogReader:
         self.log = ParsedLog()
         self._census = RankCensus()
         self._kept: dict[tuple[str, str, int | None], int] = {}
-        self._latest: dict[tuple[str, str, int | None], int] = {}
+        self._latest: dict[tuple[str, str, int | None], deque[int]] = {}
         self._groups: dict[tuple[str, str], FindingGroup] = {}
         self._group_ranks: dict[tuple[str, str], set[int]] = {}
         self._event_keys: dict[tuple[str, int | None], int] = {}
@@ -235,11 +237,15 @@ class LogReader:
         key = (finding.entry_id, finding.signature, finding.rank)
         seen = self._kept.get(key, 0)
         self._kept[key] = seen + 1
-        if seen < KEEP_PER_KEY:
-            self._latest[key] = len(self.log.findings)
+        latest = self._latest.setdefault(key, deque())
+        if seen < KEEP_PER_KEY or len(latest) < KEEP_LATEST:
+            if seen >= KEEP_PER_KEY:
+                latest.append(len(self.log.findings))
             self.log.findings.append(finding)
-        else:  # keep the first few and the latest: where a repeated message ended up (a loss scale, a retry)
-            self.log.findings[self._latest[key]] = finding
+        else:  # keep the first few and the latest few: where a repeated message ended up (a loss scale, a retry)
+            slot = latest.popleft()
+            self.log.findings[slot] = finding
+            latest.append(slot)
 
     def _excerpt(self, lines: list[str], i: int, make: Callable[[int], LogLine]) -> None:
         for j in range(max(0, i - WINDOW), min(len(lines), i + WINDOW + 1)):

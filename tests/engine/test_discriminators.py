@@ -106,3 +106,39 @@ def test_a_launcher_blaming_rank_0_keeps_rank_0(tmp_path: Path) -> None:
     )
     diagnosis = _run(tmp_path, text)
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("elastic-teardown", 0)
+
+
+REPORT = (
+    " 0: INFO:megatron.core.utils:[2024-06-13 22:{minute:02d}:25] | MnRtt/Rnk: {fast:.2f}ms/44 | MxRtt/Rnk: {slow:.2f}ms/{rank} | "
+    "MnPwr/Rnk: 556064W/37 | MxPwr/Rnk: 693584W/15 | MnTmp/Rnk: 51C/45 | MxTmp/Rnk: 86C/37 | MnEtpt/Rnk: 198.89TF/37 | "
+    "MxEtpt/Rnk: 406.83TF/9"
+)
+TIME_LIMIT = "slurmstepd: error: *** JOB 5512093 ON dgx-h100-012 CANCELLED AT 2024-06-14T05:59:58 DUE TO TIME LIMIT ***"
+
+
+def _reports(slow_ratios: list[float], rank: int = 37) -> str:
+    return "\n".join(REPORT.format(minute=i, fast=4850.0, slow=4850.0 * r, rank=rank) for i, r in enumerate(slow_ratios))
+
+
+@pytest.mark.parametrize(
+    ("ratios", "expected", "rank"),
+    [
+        ([1.003] * 6, "process-preempted", None),  # healthy reports: the time limit is the answer
+        ([1.003, 1.004, 2.0, 2.04], "process-preempted", None),  # slow in two reports only
+        ([1.003, 1.004, 1.003, 1.9, 2.0, 2.04, 2.04], "straggler-rank", 37),  # slow report after report, after a healthy start
+    ],
+)
+def test_a_straggler_report_names_the_slow_rank_only_when_it_stays_slow(
+    tmp_path: Path, ratios: list[float], expected: str, rank: int | None
+) -> None:
+    diagnosis = _run(tmp_path, _reports(ratios) + "\n" + TIME_LIMIT + "\n")
+    assert diagnosis.root_cause.id == expected
+    if rank is not None:
+        assert diagnosis.initiating_rank == rank
+
+
+def test_a_straggler_before_another_failure_is_a_note_not_the_root_cause(tmp_path: Path) -> None:
+    oom = OOM.format(r=5, req="2.00 GiB", cap="79.15 GiB", frag="40.00 MiB")
+    diagnosis = _run(tmp_path, _reports([1.0, 2.0, 2.0, 2.1]) + "\n" + oom + "\n")
+    assert diagnosis.root_cause.id == "cuda-oom"
+    assert any("rank 37 was the slowest rank" in note for note in diagnosis.notes)
