@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from diagnose.chat.offline import offline_responder
-from diagnose.chat.session import Responder
 from diagnose.encyclopedia.entries import load_entries
 from diagnose.engine.calibration import confidence
 from diagnose.engine.candidates import RETRIEVAL_WEIGHT, Scored, score_candidates
@@ -33,6 +31,7 @@ from diagnose.schema import Diagnosis, Redactions
 from diagnose.settings import Settings, load_settings
 
 if TYPE_CHECKING:
+    from diagnose.chat.session import Responder
     from diagnose.encyclopedia.index import KBIndex
     from diagnose.llm.client import LLMClient
 
@@ -127,6 +126,8 @@ def open_backends(settings: Settings) -> tuple[LLMClient | None, KBIndex | None]
 def chat_responder(llm: LLMClient | None) -> Responder:
     """Who answers follow-up questions: the model (checked, with the offline answer as fallback) or the offline answers."""
     if llm is None:
+        from diagnose.chat.offline import offline_responder  # imported when a chat starts, not by every diagnosis
+
         return offline_responder
     from diagnose.llm.chat import llm_responder
 

@@ -26,7 +26,7 @@ class Scanner:
 
     def __init__(self, patterns: Sequence[str], cache_dir: Path | None = None) -> None:
         self.patterns = list(patterns)
-        self.regexes = [re.compile(p) for p in self.patterns]
+        self._regexes: dict[int, re.Pattern[str]] = {}  # compiled on first use: most patterns never match a given log
         self._hs_db, self._python_only = _compile_hyperscan(self.patterns, cache_dir)
         self._scratches = threading.local()
         self._chunk_regexes = {i: re.compile(self.patterns[i], re.M) for i in self._python_only}
@@ -61,8 +61,15 @@ class Scanner:
         return [
             (line_index, pattern_index)
             for line_index, pattern_index in sorted(candidates)
-            if self.regexes[pattern_index].search(lines[line_index])
+            if self._regex(pattern_index).search(lines[line_index])
         ]
+
+    def _regex(self, index: int) -> re.Pattern[str]:
+        """Pattern ``index`` compiled for confirming a candidate line."""
+        regex = self._regexes.get(index)
+        if regex is None:
+            regex = self._regexes[index] = re.compile(self.patterns[index])
+        return regex
 
     def _scratch(self) -> Any:
         """This thread's hyperscan scratch: a scratch serves one scan at a time, so threads never share one."""
