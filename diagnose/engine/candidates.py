@@ -4,6 +4,12 @@ An initiating finding beats any cascade; among initiating findings the earliest
 (by timestamp where both lines carry one, else by position in the same file)
 wins a bonus, and each entry's best signature weight sets its base score.
 Cascade-only logs are hangs: the hang verdict picks the entry and the rank.
+
+"Earliest" is when things happened, not where they were printed: the error an exception wraps
+(the message lines after ``BackendCompilerFailed: ... raised:``, ``Caught X in DataLoader worker``,
+``DistBackendError: NCCL error``) was raised before its wrapper (``diagnose.engine.chains``). Generic
+kill and abort lines after a person's stop (Ctrl-C) are its consequences and are not candidates
+(``diagnose.engine.terminal``).
 """
 
 from __future__ import annotations
@@ -11,15 +17,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from diagnose.encyclopedia.entries import Entry
+from diagnose.engine.chains import causes_first
 from diagnose.engine.hangs import HangVerdict
-from diagnose.engine.terminal import fatal_and_survived, recovered
+from diagnose.engine.terminal import CLOCK_TOLERANCE, explained_by_stop, fatal_and_survived, recovered, stops
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding
 
 EARLIEST_BONUS = 0.2
 RETRIEVAL_WEIGHT = 0.1
 MIN_SCORE = 0.35
-CLOCK_TOLERANCE = 2.0
 MISMATCH_SCORE = 0.95
 CASCADE_DISCOUNT = 0.7
 """A candidate known only from consequences (timeouts) weighs this share of an initiating one."""
@@ -71,16 +77,17 @@ def score_candidates(
 ) -> list[Scored]:
     """Candidates best first; empty when nothing points at a known failure."""
     root_ids = {eid for eid, entry in entries.items() if entry.kind == "root-cause"}
-    initiating = [f for f in log.findings if f.role == "initiating" and f.entry_id in root_ids]
+    stopped = stops(log)
+    initiating = [f for f in log.findings if f.role == "initiating" and f.entry_id in root_ids and not explained_by_stop(f, stopped)]
     if initiating and all(recovered(log, f) for f in initiating) and not _anything_failed(log):
         initiating = []  # every failure line was a warning or was retried, and nothing else failed: no root cause
-    cascade = [f for f in log.findings if f.role == "cascade" and f.entry_id in root_ids]
+    cascade = [f for f in log.findings if f.role == "cascade" and f.entry_id in root_ids and not explained_by_stop(f, stopped)]
     scored: dict[str, Scored] = {}
     pool = initiating or cascade
     if pool:
         fatal, survived = fatal_and_survived(log, initiating)
         demoted = {id(f) for f in survived} if fatal else set()
-        ordered = chronological(pool)
+        ordered = causes_first(log, chronological(pool))
         for finding in ordered:
             item = scored.setdefault(finding.entry_id, Scored(finding.entry_id, 0.0))
             item.findings.append(finding)

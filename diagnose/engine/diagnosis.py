@@ -9,6 +9,7 @@ from __future__ import annotations
 from diagnose.encyclopedia.entries import Entry
 from diagnose.engine.attribution import attribute_rank, launcher_rank
 from diagnose.engine.candidates import Scored, chronological
+from diagnose.engine.chains import exceptions
 from diagnose.engine.hangs import HangVerdict
 from diagnose.engine.terminal import fatal_and_survived, recovered
 from diagnose.parse.parsed_log import ParsedLog
@@ -38,9 +39,16 @@ def _evidence(lines: list[LogLine]) -> list[Evidence]:
 
 
 def _traceback_for(log: ParsedLog, line: LogLine) -> Event | None:
+    """The traceback the line belongs to, or whose exception's message (a wrapped error) it continues."""
     for event in log.events:
         if event.kind == "traceback" and any((kept.source, kept.line) == (line.source, line.line) for kept in event.lines):
             return event
+    streams = exceptions(log)
+    for raised in streams.get((line.source, line.rank), []) + streams.get((line.source, None), []):
+        for event in raised.events:
+            span = raised.wraps.get(event.lines[-1].line)
+            if span is not None and span[0] <= line.line <= span[1]:
+                return event
     return None
 
 

@@ -2,11 +2,16 @@
 
 1. Only a launcher's teardown is in the log (``elastic-teardown``, ``mpi-abort``): its entry is named, weakly,
    when the launcher reports a failure a person did not cause (a deliberate stop is not a failure) and not only
-   victims' signals; the rank is the launcher's root cause or the first rank it saw exit on its own.
+   victims' signals; the rank is the launcher's root cause or the first rank it saw exit on its own. A teardown
+   that reports no failure names nothing: without a process the launcher saw exit with a failure code, its best
+   line must reach ``MIN_SCORE`` on its own (its weight times ``TEARDOWN_ONLY``). The generic end-of-job lines
+   (Slurm's ``*** JOB ... CANCELLED AT ... ***`` without ``DUE TO``, ``tasks N: Terminated``, "Job step aborted")
+   end an ``scancel`` as well as a failed step, so alone they are no failure: ``unknown``.
 2. The log's error-like lines are embedded and each one's nearest signature example is looked up in the vector
    store (``KBIndex.nearest_examples``); at or above a similarity calibrated on the dev split
    (``calibration.json``'s ``retrieval_threshold``) that entry is proposed with a low score, the example as its
-   reason. Below it: ``unknown``, with a note saying what was nearest.
+   reason. Below it: ``unknown``, with a note saying what was nearest. After a person's stop only the error lines
+   before it are looked up (what follows the stop is its consequence), and the ``unknown`` says the run was stopped.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from typing import TYPE_CHECKING
 from diagnose.encyclopedia.entries import Entry
 from diagnose.engine.attribution import VICTIM_EXITS, exits
 from diagnose.engine.calibration import retrieval_threshold
-from diagnose.engine.candidates import Scored, chronological
+from diagnose.engine.candidates import MIN_SCORE, Scored, chronological
+from diagnose.engine.terminal import DELIBERATE, after_stop, stops
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding, LogLine
 
@@ -25,11 +31,10 @@ if TYPE_CHECKING:
 
 TEARDOWN_ONLY = 0.5
 """A teardown-only answer weighs this share of its signature's weight."""
-DELIBERATE = frozenset({"user-interrupt"})
-"""Teardowns that are a person's decision, not a failure: never named on their own."""
 RETRIEVED_SCORE = 0.4
 """The score of a retrieved proposal: above MIN_SCORE, below any signature's answer."""
 MAX_LINES = 20
+STOPPED_NOTE = "stopped by a person ({file}:{line}): the kill and abort lines after it are its consequences, not a root cause"
 RETRIEVAL_NOTE = "retrieval: nearest example of {entry} at similarity {score:.2f}"
 """The note's fixed head (``diagnose eval --calibrate`` reads it back to fit the threshold)."""
 
@@ -39,6 +44,7 @@ def teardown_only(log: ParsedLog, entries: dict[str, Entry]) -> list[Scored]:
     launcher_exits = [code for _, code, _, _ in exits(log) if code != 0]
     if launcher_exits and all(code in VICTIM_EXITS for code in launcher_exits):
         return []
+    floor = 0.0 if launcher_exits else MIN_SCORE  # a process the launcher saw fail, or a line specific enough alone
     collateral = {eid for eid, entry in entries.items() if entry.kind == "collateral" and eid not in DELIBERATE}
     if any(f.entry_id in DELIBERATE for f in log.findings):
         return []
@@ -47,11 +53,12 @@ def teardown_only(log: ParsedLog, entries: dict[str, Entry]) -> list[Scored]:
         item = scored.setdefault(finding.entry_id, Scored(finding.entry_id, 0.0))
         item.findings.append(finding)
         item.score = round(max(item.score, finding.weight * TEARDOWN_ONLY), 3)
-    return sorted(scored.values(), key=lambda s: -s.score)
+    return sorted((s for s in scored.values() if s.score >= floor), key=lambda s: -s.score)
 
 
 def _error_lines(log: ParsedLog) -> list[LogLine]:
-    events = [e for e in log.events if e.kind in ("traceback", "error_line")]  # signals are how processes were stopped
+    stopped = stops(log)  # what follows a person's stop is its consequence; signals are how processes were stopped
+    events = [e for e in log.events if e.kind in ("traceback", "error_line") and not after_stop(e.anchor, stopped)]
     tracebacks = [e.anchor for e in events if e.kind == "traceback"]
     seen: dict[str, LogLine] = {}
     for line in [*tracebacks[::-1], *(e.anchor for e in events if e.kind != "traceback")]:
@@ -87,6 +94,9 @@ def retrieved(log: ParsedLog, index: KBIndex, threshold: float | None = None) ->
 def when_nothing_found(log: ParsedLog, entries: dict[str, Entry], index: KBIndex | None) -> tuple[list[Scored], list[str]]:
     """Candidates when the signatures found none (teardown only, then retrieval), and notes for an ``unknown``."""
     named = teardown_only(log, entries)
+    stopped = stops(log)
+    notes = [STOPPED_NOTE.format(file=stopped[0].source, line=stopped[0].line)] if stopped else []
     if named or index is None:
-        return named, []
-    return retrieved(log, index)
+        return named, notes
+    proposed, more = retrieved(log, index)
+    return proposed, notes + more

@@ -1,20 +1,29 @@
-"""What ended the process, and what it survived.
+"""What ended the process, and what it survived; what a person's stop explains.
 
 A failure line that the process lived past is not what killed it: an exception in an earlier traceback
 of the same rank, followed by a later one (a retried or handled error); a Python warning (``file.py:12:
 UserWarning: ...``), which by construction does not raise; a line a logger wrote at WARNING level; a line
 followed closely by the library saying it falls back or retries. When some initiating finding sits in the
-exception that ended its process (the last traceback of its rank), such survived findings must not outrank it,
-whatever their order.
+exception that ended its process (the last exception of its rank: its whole chain and the message lines of its
+exception line, see ``diagnose.engine.chains``), such survived findings must not outrank it, whatever their order.
+
+A person's stop ends the run (``DELIBERATE``: Ctrl-C, ``KeyboardInterrupt``, torchrun's "Received 2 death signal",
+SIGINT forwarded to workers). The generic kill and abort lines after it are its consequence: workers SIGKILLed
+after the grace period (exit -9, "forcefully exiting via 9", ``Killed``), DataLoader workers killed, a segfault or
+an abort during teardown, peers losing their connection. Such findings are not root causes (``explained_by_stop``);
+a failure before the stop still is, and so is a later line that names its failure exactly (a signature of weight
+``EXACT`` or more: an inplace-autograd error, a CUDA OOM), which a stop does not produce (a save on interrupt that
+fails, the next run in the same file). "After" is proven by the same file's line order, or across files by
+timestamps at least ``CLOCK_TOLERANCE`` apart (per-rank files without timestamps prove nothing).
 """
 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 
+from diagnose.engine.chains import exceptions
 from diagnose.parse.parsed_log import ParsedLog
-from diagnose.schema import Event, Finding
+from diagnose.schema import Finding, LogLine
 
 PYTHON_WARNING = re.compile(r"\.py:\d+: (?:\w+\.)*\w*Warning:")
 """The ``warnings`` module's format: what it reports did not raise."""
@@ -29,23 +38,12 @@ RECOVERED = re.compile(
 """The library saying the error was handled."""
 RECOVERY_WINDOW = 3
 """How many following lines of the same file may say the error was handled."""
-
-
-def _streams(log: ParsedLog) -> dict[tuple[str, int | None], list[Event]]:
-    streams: dict[tuple[str, int | None], list[Event]] = defaultdict(list)
-    for event in log.events:
-        if event.kind == "traceback":
-            streams[(event.lines[0].source, event.rank)].append(event)
-    for events in streams.values():
-        events.sort(key=lambda e: e.lines[0].line)
-    return streams
-
-
-def _inside(finding: Finding, event: Event) -> bool:
-    line = finding.evidence
-    first, last = event.lines[0], event.lines[-1]
-    same_rank = finding.rank is None or event.rank is None or finding.rank == event.rank
-    return line.source == first.source and first.line <= line.line <= last.line and same_rank
+CLOCK_TOLERANCE = 2.0
+"""Timestamps closer than this do not order two lines (hosts' clocks drift, output is buffered)."""
+DELIBERATE = frozenset({"user-interrupt"})
+"""Entries whose lines are a person's decision to stop the run, not a failure: never named on their own."""
+EXACT = 0.9
+"""A signature this specific names its failure exactly (kb/README.md: 0.95 names it, 0.5 is generic): no stop explains it."""
 
 
 def recovered(log: ParsedLog, finding: Finding) -> bool:
@@ -59,14 +57,36 @@ def recovered(log: ParsedLog, finding: Finding) -> bool:
 
 def fatal_and_survived(log: ParsedLog, findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
     """(findings in the exception that ended their process, findings their process lived past)."""
-    streams = _streams(log)
+    raised = exceptions(log)
     fatal: list[Finding] = []
     survived: list[Finding] = []
     for finding in findings:
-        events = streams.get((finding.evidence.source, finding.rank)) or streams.get((finding.evidence.source, None)) or []
-        holding = [i for i, event in enumerate(events) if _inside(finding, event)]
-        if holding and holding[-1] == len(events) - 1:
+        stream = raised.get((finding.evidence.source, finding.rank)) or raised.get((finding.evidence.source, None)) or []
+        holding = [i for i, exception in enumerate(stream) if exception.holds(finding)]
+        if holding and holding[-1] == len(stream) - 1:
             fatal.append(finding)
         elif holding or recovered(log, finding):
             survived.append(finding)
     return fatal, survived
+
+
+def stops(log: ParsedLog) -> list[LogLine]:
+    """The lines where a person stopped the run (the deliberate entries' findings), in reading order."""
+    return sorted((f.evidence for f in log.findings if f.entry_id in DELIBERATE), key=lambda line: (line.source, line.line))
+
+
+def after_stop(line: LogLine, stopped: list[LogLine]) -> bool:
+    """True when ``line`` is proven to come after one of the ``stopped`` lines: later in the same file, or, in another
+    file, later in time by at least CLOCK_TOLERANCE."""
+    for stop in stopped:
+        if stop.source == line.source:
+            if stop.line < line.line:
+                return True
+        elif stop.timestamp is not None and line.timestamp is not None and line.timestamp - stop.timestamp >= CLOCK_TOLERANCE:
+            return True
+    return False
+
+
+def explained_by_stop(finding: Finding, stopped: list[LogLine]) -> bool:
+    """True when a person's stop explains the finding: a generic line (below ``EXACT``) proven to come after the stop."""
+    return finding.weight < EXACT and after_stop(finding.evidence, stopped)

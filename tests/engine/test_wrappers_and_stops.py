@@ -1,0 +1,233 @@
+"""A wrapper exception yields to the error it wraps; a person's stop explains the kill lines after it; a teardown
+that reports no failure names nothing. Through the real pipeline, on the libraries' own wordings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from diagnose.engine.chains import exceptions
+from diagnose.parse.ingest import Source
+from diagnose.pipeline import Result, diagnose
+from diagnose.schema import Diagnosis
+
+# torch._dynamo wraps the backend's exception: ``raise BackendCompilerFailed(self.compiler_fn, e) from e`` and its
+# message is "backend='inductor' raised:\n{type}: {message}" (pytorch/pytorch#118449, a V100 run).
+BF16_UNDER_DYNAMO = """Traceback (most recent call last):
+  File "/opt/pytorch/pytorch/torch/_dynamo/output_graph.py", line 1097, in call_user_compiler
+    compiled_fn = compiler_fn(gm, self.example_inputs())
+  File "/opt/pytorch/pytorch/torch/_inductor/codecache.py", line 1204, in load
+    raise RuntimeError(f"Internal Triton PTX codegen error: \\n{e.stderr.decode()}")
+torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:
+RuntimeError: Internal Triton PTX codegen error:
+ptxas /tmp/compile-ptx-src-83b319, line 51; error   : Feature '.bf16' requires .target sm_80 or higher
+ptxas /tmp/compile-ptx-src-83b319, line 51; error   : Feature 'cvt with .f32.bf16' requires .target sm_80 or higher
+ptxas /tmp/compile-ptx-src-83b319, line 59; error   : Feature '.bf16' requires .target sm_80 or higher
+ptxas fatal   : Ptx assembly aborted due to errors
+Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information
+
+You can suppress this exception and fall back to eager by setting:
+    import torch._dynamo
+    torch._dynamo.config.suppress_errors = True
+"""
+
+OOM = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB "
+    "of which 1.21 GiB is free."
+)
+# ``raise ... from e`` prints the cause's traceback first, then the wrapper's: the first link is where it started.
+OOM_UNDER_DYNAMO_CHAINED = f"""Traceback (most recent call last):
+  File "/usr/lib/python3.10/site-packages/torch/_dynamo/output_graph.py", line 1446, in _call_user_compiler
+    compiled_fn = compiler_fn(gm, self.example_inputs())
+  File "/usr/lib/python3.10/site-packages/torch/_inductor/compile_fx.py", line 1100, in compile_fx
+    return aot_autograd(
+{OOM}
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/workspace/train.py", line 88, in <module>
+    loss = model(batch).loss
+  File "/usr/lib/python3.10/site-packages/torch/_dynamo/output_graph.py", line 1465, in _call_user_compiler
+    raise BackendCompilerFailed(self.compiler_fn, e) from e
+torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:
+OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.21 GiB is free.
+
+Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information
+"""
+
+# torch.utils.data re-raises a worker's exception as "Caught X in DataLoader worker process N." followed by
+# "Original Traceback (most recent call last):" and the worker's own traceback (torch/_utils.py ExceptionWrapper).
+DATALOADER_WRAPPED = """Traceback (most recent call last):
+  File "/workspace/train.py", line 120, in <module>
+    for batch in loader:
+  File "/usr/local/lib/python3.10/dist-packages/torch/_utils.py", line 705, in reraise
+    raise exception
+OSError: Caught OSError in DataLoader worker process 3.
+Original Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/torch/utils/data/_utils/worker.py", line 308, in _worker_loop
+    data = fetcher.fetch(index)
+  File "/workspace/dataset.py", line 41, in __getitem__
+    np.save(cache_path, arr)
+OSError: [Errno 28] No space left on device
+
+"""
+
+# ProcessGroupNCCL's message: "NCCL error in: ..., unhandled cuda error ..., NCCL version ..." then the interpretation
+# ("ncclUnhandledCudaError: Call to CUDA function failed.") and "\nLast error:\n" + ncclGetLastError().
+NCCL_WRAPPED = (
+    "[rank1]: Traceback (most recent call last):\n"
+    '[rank1]:   File "/workspace/train.py", line 30, in <module>\n'
+    "[rank1]:     model = DDP(model, device_ids=[local_rank])\n"
+    "[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, "
+    "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n"
+    "[rank1]: ncclUnhandledCudaError: Call to CUDA function failed.\n"
+    "[rank1]: Last error:\n"
+    "[rank1]: Cuda failure 'out of memory'\n"
+)
+
+# torchrun on Ctrl-C (a public training log): the agent forwards SIGINT, kills what does not stop within the grace period.
+AGENT = "torch/distributed/elastic"
+CTRL_C = (
+    "step 11801 | train_loss 3.49  | norm 0.30  | time 2058.30 ms | tok/sec 254.72K\n"
+    "step 11802 | train_loss 3.62  | norm 0.31  | time 2227.09 ms | tok/sec 235.41K\n"
+    f"^CW0817 02:40:09.307000 17860 {AGENT}/agent/server/api.py:719] Received 2 death signal, shutting down workers\n"
+    f"W0817 02:40:09.311000 17860 {AGENT}/multiprocessing/api.py:900] Sending process 17942 closing signal SIGINT\n"
+    f"W0817 02:40:09.312000 17860 {AGENT}/multiprocessing/api.py:900] Sending process 17943 closing signal SIGINT\n"
+    f"W0817 02:40:39.314000 17860 {AGENT}/multiprocessing/api.py:919] Unable to shutdown process 17943 via 2, forcefully exiting via 9\n"
+)
+AGENT_SIGNALLED = (
+    "Traceback (most recent call last):\n"
+    f'  File "/workspace/GPT/.venv/lib/python3.13/site-packages/{AGENT}/multiprocessing/api.py", line 84, in _terminate_process_handler\n'
+    '    raise SignalException(f"Process {os.getpid()} got signal: {sigval}", sigval=sigval)\n'
+    "torch.distributed.elastic.multiprocessing.api.SignalException: Process 17860 got signal: 2\n"
+)
+WORKER_KILLED = "RuntimeError: DataLoader worker (pid 17990) is killed by signal: Killed.\n"
+SEGFAULT_IN_WORKER = "ERROR: Unexpected segmentation fault encountered in worker.\n"
+INPLACE = (
+    "RuntimeError: one of the variables needed for gradient computation has been modified by an inplace operation: "
+    "[torch.cuda.FloatTensor [16, 512]], which is output 0 of ReluBackward0, is at version 2; expected version 1 instead.\n"
+)
+
+SLURM_CANCELLED = "slurmstepd: error: *** JOB 760737 ON gpu-node-07 CANCELLED AT 2025-08-16T16:27:59 ***\n"
+TRAINING = "".join(f"{{'loss': {4.6 + i / 100:.2f}, 'learning_rate': 1e-05, 'epoch': 0.{i}}}\n" for i in range(5))
+
+
+def _run(tmp_path: Path, text: str, name: str = "log.txt") -> Diagnosis:
+    return _result(tmp_path, {name: text}).diagnosis
+
+
+def _result(tmp_path: Path, files: dict[str, str]) -> Result:
+    sources = []
+    for name, text in files.items():
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        sources.append(Source(name, path))
+    return diagnose(sources)
+
+
+@pytest.mark.parametrize(
+    ("text", "cause", "wrapper"),
+    [
+        (BF16_UNDER_DYNAMO, "bf16-unsupported", "compile-failure"),  # the wrapped message on the next lines
+        (OOM_UNDER_DYNAMO_CHAINED, "cuda-oom", "compile-failure"),  # the cause's own traceback, chained
+        (DATALOADER_WRAPPED, "disk-full", "data-corruption"),  # the worker's original traceback, nested
+        (NCCL_WRAPPED, "cuda-oom", "nccl-init-failure"),  # NCCL's "Last error:"
+    ],
+)
+def test_a_wrapper_yields_to_the_error_it_wraps(tmp_path: Path, text: str, cause: str, wrapper: str) -> None:
+    diagnosis = _run(tmp_path, text)
+    assert diagnosis.root_cause.id == cause
+    assert wrapper in [c.id for c in diagnosis.candidates[1:]]
+
+
+def test_the_wrapper_line_is_cited_with_the_wrapped_error(tmp_path: Path) -> None:
+    diagnosis = _run(tmp_path, BF16_UNDER_DYNAMO)
+    texts = [e.text for e in diagnosis.evidence]
+    assert any("BackendCompilerFailed" in t for t in texts) and any("requires .target sm_80" in t for t in texts)
+
+
+def test_a_weak_line_inside_a_specific_wrapper_does_not_take_over(tmp_path: Path) -> None:
+    # "unspecified launch failure" is generic (weight 0.3): the wrapper stays the more specific account
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/workspace/train.py", line 88, in <module>\n'
+        "    loss = model(batch).loss\n"
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+        "RuntimeError: CUDA error: unspecified launch failure\n"
+    )
+    assert _run(tmp_path, text).root_cause.id == "compile-failure"
+
+
+def test_the_shapes_of_one_exception(tmp_path: Path) -> None:
+    trailing = "srun: error: gpu-node-07: task 0: Out Of Memory\n"  # the next output, not the exception's message
+    plain = "Traceback (most recent call last):\n" + INPLACE + trailing
+    [chain], [loader], [alone] = (
+        exceptions(_result(tmp_path, {name: text}).log)[(name, None)]
+        for name, text in (("chain.log", OOM_UNDER_DYNAMO_CHAINED), ("loader.log", DATALOADER_WRAPPED), ("plain.log", plain))
+    )
+    assert len(chain.events) == 2 and list(chain.wraps) == [15]  # the chained tracebacks; "raised:" continues, the OOM line does not
+    assert len(loader.events) == 2 and list(loader.wraps) == [6]  # "Caught ... in DataLoader worker" and the nested traceback
+    assert loader.last == 12
+    assert alone.wraps == {} and alone.last == 2  # the srun line after the exception is not its message
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        WORKER_KILLED,  # a DataLoader worker SIGKILLed in the teardown (host-oom-killed's generic line)
+        "Killed\n",  # the shell's report of the SIGKILL
+        SEGFAULT_IN_WORKER,  # a worker crashing on the way down
+    ],
+)
+def test_a_person_stop_explains_the_kill_lines_after_it(tmp_path: Path, after: str) -> None:
+    diagnosis = _run(tmp_path, CTRL_C + after + AGENT_SIGNALLED)
+    assert diagnosis.is_unknown
+    assert diagnosis.candidates == []
+    assert any(n.startswith("stopped by a person (log.txt:3)") for n in diagnosis.notes)
+
+
+def test_a_failure_before_the_stop_is_still_the_root_cause(tmp_path: Path) -> None:
+    diagnosis = _run(tmp_path, OOM + "\n" + CTRL_C + WORKER_KILLED + AGENT_SIGNALLED)
+    assert diagnosis.root_cause.id == "cuda-oom"
+
+
+def test_a_failure_named_exactly_after_the_stop_is_not_its_consequence(tmp_path: Path) -> None:
+    # an interrupted run, then the next run in the same file fails on its own
+    text = 'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\nKeyboardInterrupt\n' + TRAINING + INPLACE
+    assert _run(tmp_path, text).root_cause.id == "inplace-autograd-error"
+
+
+def test_only_the_same_file_or_the_clock_proves_after_the_stop(tmp_path: Path) -> None:
+    stop = "[rank0]: KeyboardInterrupt\n"
+    untimed = _result(tmp_path, {"rank0.log": stop, "rank1.log": f"[rank1]: {WORKER_KILLED}"}).diagnosis
+    assert untimed.root_cause.id == "host-oom-killed"  # per-rank files without clocks: no order between them
+    timed = _result(
+        tmp_path,
+        {
+            "rank0.log": f"2025-08-17T02:40:09.307Z {stop}",
+            "rank1.log": f"2025-08-17T02:40:45.100Z [rank1]: {WORKER_KILLED}",
+        },
+    ).diagnosis
+    assert timed.is_unknown
+
+
+def test_a_cancellation_alone_reports_no_failure(tmp_path: Path) -> None:
+    diagnosis = _run(tmp_path, TRAINING + SLURM_CANCELLED)
+    assert diagnosis.is_unknown and diagnosis.candidates == []
+    assert any(c.id == "elastic-teardown" for c in diagnosis.collateral)  # still explained as collateral
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        "E0813 22:08:40.112000 2585 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) "
+        "local_rank: 0 (pid: 3248030) of binary: /usr/bin/python\n",  # the launcher saw a worker fail
+        "W0813 22:08:39.776000 2585 torch/distributed/elastic/multiprocessing/api.py:898] Sending process 2711 closing "
+        "signal SIGTERM\n",  # a line specific enough on its own
+    ],
+)
+def test_a_teardown_that_reports_a_failure_is_still_named(tmp_path: Path, failure: str) -> None:
+    diagnosis = _run(tmp_path, TRAINING + failure + SLURM_CANCELLED)
+    assert diagnosis.root_cause.id == "elastic-teardown"
