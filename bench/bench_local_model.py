@@ -16,7 +16,7 @@ in a fresh ``DIAGNOSE_HOME`` (the rules run caches no model answer, so none is r
 the date and commit: top-1 rules vs with the model, how often the model's answer was used or fell back
 (and why), seconds per case, and one Markdown table row for docs/local-model.md. With ``--chat N`` it
 also scores the follow-up chat, offline and through the model, on the ``evals/chat`` questions of N
-synthetic cases (through the library: ``diagnose eval --chat`` always asks all of them, about 300).
+synthetic cases (a folder of their question files, as ``diagnose eval --chat --cases`` takes).
 No assert: figures only.
 """
 
@@ -187,8 +187,8 @@ CHAT_FIGURES = ("questions", "fact_recall", "must_recall", "cite_recall", "forbi
 def chat_child(chat_dir: Path, args: argparse.Namespace, model: str | None) -> None:
     """In a child process: the chat eval on the question files in ``chat_dir`` only; prints its JSON figures.
 
-    ``diagnose eval --chat`` asks every question file's questions and has no way to take fewer, which
-    through a CPU model takes about an hour; the library call takes a folder of question files.
+    The same as ``diagnose eval --chat --cases <chat_dir>``, with only the figures the table needs (all
+    the questions, about 300, take about an hour through a CPU model).
     """
     from diagnose.bundled import evals_dir
     from diagnose.evaluation.chat_eval import run_chat_eval
@@ -200,7 +200,7 @@ def chat_child(chat_dir: Path, args: argparse.Namespace, model: str | None) -> N
         flags = {"model": model, "api_base": args.api_base, "llm_timeout": args.llm_timeout, "context": args.context}
         flags["fast"] = args.fast or None
     settings = load_settings(**flags)
-    summary = run_chat_eval(evals_dir(), settings, llm=open_llm(settings), chat_dir=chat_dir)
+    summary = run_chat_eval(evals_dir(), settings, llm=open_llm(settings), cases=chat_dir)
     print(json.dumps({k: v for k, v in summary.items() if k in ("backend", "cases", *CHAT_FIGURES)}))
 
 

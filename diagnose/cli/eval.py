@@ -23,9 +23,21 @@ def register(app: typer.Typer) -> None:
     @app.command("eval")
     @handle_errors
     def eval_command(
-        cases: Annotated[Path | None, typer.Option("--cases", help="Folder of cases (default: the bundled evals, by --split).")] = None,
+        cases: Annotated[
+            Path | None,
+            typer.Option(
+                "--cases",
+                help="Folder of cases (default: the bundled evals, by --split). With --chat: a folder of cases "
+                "(their evals/chat questions) or of <case-id>.yaml question files.",
+            ),
+        ] = None,
         split: Annotated[
-            str, typer.Option("--split", help="Which bundled cases: synthetic (evals/cases), dev or test (evals/real), or all.")
+            str,
+            typer.Option(
+                "--split",
+                help="Which bundled cases: synthetic (evals/cases), dev or test (evals/real), or all. "
+                "With --chat: the question files of that split's cases (test is refused).",
+            ),
         ] = "all",
         model: Annotated[str | None, typer.Option("--model", "-m", help="litellm model string (default: rules only).")] = None,
         api_base: Annotated[str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server.")] = None,
@@ -44,7 +56,10 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option("--write-baseline", help="Write the CI gate's baseline (per-split figures, per-case pass/fail).")
         ] = None,
         chat: Annotated[
-            bool, typer.Option("--chat", help="Score the follow-up chat on the evals/chat questions instead of the diagnosis.")
+            bool,
+            typer.Option(
+                "--chat", help="Score the follow-up chat on the evals/chat questions (of --split, --cases) instead of the diagnosis."
+            ),
         ] = False,
     ) -> None:
         """Run every labeled case through the full product path (masking included) and score it."""
@@ -65,7 +80,7 @@ def register(app: typer.Typer) -> None:
             fast=fast or None,
         )
         if chat:
-            _chat_eval(settings, json_, report)
+            _chat_eval(settings, json_, report, split=split, cases=cases)
             return
         suite = load_cases(cases) if cases else load_split(evals_dir(), split)
         llm, index = open_backends(settings)
@@ -92,19 +107,19 @@ def register(app: typer.Typer) -> None:
             console().print(markdown_report(summary), highlight=False, markup=False)
 
 
-def _chat_eval(settings: Settings, json_: bool, report: Path | None) -> None:
-    """``diagnose eval --chat``: ask the evals/chat questions about their cases (offline, or the --model) and score the answers."""
+def _chat_eval(settings: Settings, json_: bool, report: Path | None, *, split: str, cases: Path | None) -> None:
+    """``diagnose eval --chat``: ask the chosen evals/chat questions about their cases (offline, or the --model), score them."""
     from rich.progress import Progress
 
     from diagnose.bundled import evals_dir
-    from diagnose.evaluation.chat_eval import load_questions, run_chat_eval
+    from diagnose.evaluation.chat_eval import run_chat_cases, select_chat_cases
     from diagnose.evaluation.chat_score import chat_markdown
     from diagnose.pipeline import open_llm
 
-    evals = evals_dir()
+    chosen = select_chat_cases(evals_dir(), split=split, cases=cases)
     with Progress(console=err_console(), transient=True, disable=not sys.stderr.isatty()) as bar:
-        task = bar.add_task("chat cases", total=len(load_questions(evals / "chat")))
-        summary = run_chat_eval(evals, settings, llm=open_llm(settings), progress=lambda: bar.advance(task))
+        task = bar.add_task("chat cases", total=len(chosen))
+        summary = run_chat_cases(chosen, settings, llm=open_llm(settings), progress=lambda: bar.advance(task))
     if report:
         report.write_text(chat_markdown(summary), encoding="utf-8")
     if json_:

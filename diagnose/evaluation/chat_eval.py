@@ -14,13 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from diagnose.chat.conversation import ask
 from diagnose.chat.session import ChatSession
 from diagnose.errors import DiagnoseError, InputError
-from diagnose.evaluation.cases import Case, Label
+from diagnose.evaluation.cases import SPLITS, Case, Label, load_cases
 from diagnose.evaluation.chat_score import ChatQuestion, QuestionResult, score_answer, summarize_chat
 from diagnose.evaluation.run import RecordingLLM
 from diagnose.evaluation.score import leaks
@@ -30,6 +29,7 @@ from diagnose.parse.sources import masked_name
 from diagnose.pipeline import chat_responder, diagnose
 from diagnose.schema import Diagnosis
 from diagnose.settings import Settings
+from diagnose.yaml_text import YAMLError, load_yaml
 
 if TYPE_CHECKING:
     from diagnose.llm.client import LLMClient
@@ -61,15 +61,7 @@ def masked_source(raw: str, case: Case, log: ParsedLog, state: dict[str, Any] | 
         same = [s for s in log.sources if len(log.lines.get(s, ())) == count]
         if len(same) == 1:
             return same[0]
-    renamed = masked_name(raw, Redactor.from_state(state) if state is not None else Redactor())
-    return renamed
-    path = case.log_path / raw if case.log_path.is_dir() else case.log_path
-    if path.is_file():
-        count = len(path.read_bytes().splitlines())
-        same = [s for s in log.sources if len(log.lines.get(s, ())) == count]
-        if len(same) == 1:
-            return same[0]
-    return renamed
+    return masked_name(raw, Redactor.from_state(state) if state is not None else Redactor())
 
 
 def resolve_question(question: ChatQuestion, case: Case, log: ParsedLog, state: dict[str, Any] | None) -> ChatQuestion:
@@ -101,10 +93,9 @@ def find_case(evals: Path, case_id: str) -> Case:
     """The case a question file is about: ``cases/<id>`` or a ``dev`` case of ``real/<id>``."""
     for folder in (evals / "cases" / case_id, evals / "real" / case_id):
         if (folder / "label.yaml").is_file():
-            label = Label(**(yaml.safe_load((folder / "label.yaml").read_text(encoding="utf-8")) or {}))
-            split = getattr(label, "split", None)
-            if folder.parent.name == "real" and split != "dev":
-                raise InputError(f"{case_id}: the chat eval uses real cases of the dev split only (this one is {split})")
+            label = Label(**(load_yaml((folder / "label.yaml").read_text(encoding="utf-8")) or {}))
+            if folder.parent.name == "real" and label.split != "dev":
+                raise InputError(f"{case_id}: the chat eval uses real cases of the dev split only (this one is {label.split})")
             log_path = folder / "logs" if (folder / "logs").is_dir() else folder / "log.txt"
             return Case(id=case_id, log_path=log_path, label=label)
     raise InputError(f"{case_id}: no case folder evals/cases/{case_id} or evals/real/{case_id}")
@@ -118,10 +109,56 @@ def load_questions(chat_dir: Path) -> list[tuple[str, list[ChatQuestion]]]:
     out: list[tuple[str, list[ChatQuestion]]] = []
     for path in files:
         try:
-            out.append((path.stem, _QUESTIONS.validate_python(yaml.safe_load(path.read_text(encoding="utf-8")) or [])))
-        except (ValidationError, yaml.YAMLError) as exc:
+            out.append((path.stem, _QUESTIONS.validate_python(load_yaml(path.read_text(encoding="utf-8")) or [])))
+        except (ValidationError, YAMLError) as exc:
             raise InputError(f"{path.name}: {exc}") from exc
     return out
+
+
+def _question_files(folder: Path) -> bool:
+    """True when ``folder`` holds ``<case-id>.yaml`` question files; False when it holds case folders (``<id>/label.yaml``).
+
+    Refused when it holds both or neither, so a mistyped folder is not read as an empty eval.
+    """
+    if not folder.is_dir():
+        raise InputError(f"{folder}: no such folder")
+    questions = any(folder.glob("*.yaml"))
+    cases = any((p / "label.yaml").is_file() for p in folder.iterdir())
+    if questions == cases:
+        what = "both question files (<case-id>.yaml) and case folders (<id>/label.yaml)" if cases else "no question files or case folders"
+        raise InputError(f"{folder}: holds {what}; --chat --cases takes one or the other")
+    return questions
+
+
+def select_chat_cases(evals: Path, *, split: str = "all", cases: Path | None = None) -> list[tuple[Case, list[ChatQuestion]]]:
+    """The cases to ask about, each with its questions, sorted by case id.
+
+    - ``split``: ``synthetic`` (``evals/cases``), ``dev`` (``evals/real``) or ``all``; ``test`` is refused.
+    - ``cases``: a folder of ``<case-id>.yaml`` question files (their cases are the bundled ones of that id),
+      or a folder of cases (``<id>/label.yaml``: those cases, asked the ``evals/chat/<id>.yaml`` questions;
+      cases without a question file are skipped). The split, when not ``all``, narrows either.
+    Every case must be synthetic or a real ``dev`` case: a ``test`` case is refused, never skipped.
+    """
+    if split == "test":
+        raise InputError("--split test: the chat eval uses real cases of the dev split only; the test split stays frozen")
+    if split != "all" and split not in SPLITS:
+        raise InputError(f"unknown split {split!r}: use synthetic, dev or all")
+    chosen: list[tuple[Case, list[ChatQuestion]]] = []
+    if cases is not None and not _question_files(cases):
+        have = dict(load_questions(evals / "chat"))
+        for case in load_cases(cases):
+            if case.id not in have:
+                continue
+            if case.split == "test":
+                raise InputError(f"{case.id}: the chat eval uses real cases of the dev split only (this one is test)")
+            chosen.append((case, have[case.id]))
+    else:
+        chosen = [(find_case(evals, case_id), qs) for case_id, qs in load_questions(cases or evals / "chat")]
+    chosen = [(case, qs) for case, qs in chosen if split == "all" or case.split == split]
+    if not chosen:
+        where = f"the cases in {cases}" if cases is not None else f"{evals / 'chat'}"
+        raise InputError(f"no chat questions for {where}" + (f" in split {split!r}" if split != "all" else ""))
+    return chosen
 
 
 def run_chat_case(
@@ -168,22 +205,34 @@ def _agrees(case: Case, diagnosis: Diagnosis) -> bool:
     return diagnosis.root_cause.id in {label.class_, *label.accept} and diagnosis.initiating_rank == label.initiating_rank
 
 
+def run_chat_cases(
+    chosen: list[tuple[Case, list[ChatQuestion]]],
+    settings: Settings,
+    *,
+    llm: LLMClient | None = None,
+    progress: Callable[[], None] | None = None,
+) -> dict[str, object]:
+    """Ask each case its questions (one session a case), then the figures (``diagnose eval --chat --json``)."""
+    results: list[QuestionResult] = []
+    leaked: list[str] = []
+    for case, questions in chosen:
+        found, lost = run_chat_case(case, questions, settings, llm)
+        results += found
+        leaked += lost
+        if progress:
+            progress()
+    return summarize_chat(results, llm.model if llm else "rules", leaked, len(chosen))
+
+
 def run_chat_eval(
     evals: Path,
     settings: Settings,
     *,
     llm: LLMClient | None = None,
-    chat_dir: Path | None = None,
+    split: str = "all",
+    cases: Path | None = None,
     progress: Callable[[], None] | None = None,
 ) -> dict[str, object]:
-    """Every question file under ``evals/chat`` (or ``chat_dir``), then the figures (``diagnose eval --chat --json``)."""
-    files = load_questions(chat_dir or evals / "chat")
-    results: list[QuestionResult] = []
-    leaked: list[str] = []
-    for case_id, questions in files:
-        found, lost = run_chat_case(find_case(evals, case_id), questions, settings, llm)
-        results += found
-        leaked += lost
-        if progress:
-            progress()
-    return summarize_chat(results, llm.model if llm else "rules", leaked, len(files))
+    """The question files under ``evals/chat`` chosen by ``split`` and ``cases`` (see :func:`select_chat_cases`), scored."""
+    chosen = select_chat_cases(evals, split=split, cases=cases)
+    return run_chat_cases(chosen, settings, llm=llm, progress=progress)

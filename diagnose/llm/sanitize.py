@@ -74,17 +74,56 @@ def label_command(command: str) -> str:
     return f"{clean_text(command).strip()}  # {UNVERIFIED}"
 
 
+MAX_COMMAND_CHARS = 300
+"""A longer "command" is a model running on, not a command."""
+_ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*=(?:\"[^\"]*\"|'[^']*'|[^\s\"']*)"
+_COMMAND = re.compile(
+    rf"(?:{_ASSIGNMENT}\s+)*"  # NCCL_DEBUG=INFO ... before the command word
+    r"(?:\.{1,2}/|~/|/)?[A-Za-z_][\w.+-]*(?:/[\w.+-]+)*(?:\s|$)"  # a command word: nvidia-smi, ./run.sh, /usr/bin/env
+    rf"|(?:{_ASSIGNMENT}\s*)+$"  # only settings: NCCL_P2P_DISABLE=1
+)
+_PLACEHOLDER = re.compile(r"<[a-z][a-z0-9_,.-]*(?:\s+[a-z0-9_,.-]+)+>", re.I)
+"""A template's placeholder (``<shell command>``, ``<one candidate id, or unknown>``); the log's ``<HOST_3>`` has no space."""
+_PROSE = re.compile(r"(?<=[A-Za-z0-9)\]])[.!?]$")
+"""A sentence: it ends with a full stop after a word (``ls .`` and ``cd ..`` do not)."""
+_NOT_COMMANDS = {"none", "null", "n/a", "na", "unknown", "nothing", "true", "false", "yes", "no", "todo", "tbd"}
+
+
+def looks_like_command(command: str) -> bool:
+    """True when a model's "command" reads as a shell command line, not junk a small model put in the field.
+
+    A command starts with a command word (a letter, ``./``, ``/``, ``~/``), possibly after ``NAME=value``
+    settings; a bare number (``139``, ``1.0``), punctuation (``,``), a template placeholder copied from the
+    prompt (``<shell command>``), a sentence ending in a full stop (``Check the GPU.``), a filler word (``none``) or an over-long
+    text is not one.
+    """
+    command = command.strip()
+    if not 2 <= len(command) <= MAX_COMMAND_CHARS or command.lower() in _NOT_COMMANDS:
+        return False
+    return bool(_COMMAND.match(command)) and not _PLACEHOLDER.search(command) and not _PROSE.search(command)
+
+
+def _unwrap(command: str) -> str:
+    """A command without a shell prompt (``$ ``) or the inline-code backticks around it."""
+    command = command.strip()
+    if len(command) > 2 and command[0] == command[-1] == "`" and "`" not in command[1:-1]:
+        command = command[1:-1].strip()
+    return command[2:].strip() if command.startswith("$ ") else command
+
+
 def model_commands(commands: list[str], known: set[str]) -> tuple[list[str], list[str]]:
     """(commands to show labeled as unverified, why others were dropped) for a model's suggestions.
 
-    Control sequences are stripped; a command that is one of ``known`` (the entry's own) is left out,
-    it is shown already; one that pipes into a shell or destroys data is dropped and never quoted.
+    Control sequences are stripped, and a shell prompt or backticks around a command; text that does not
+    look like a command (:func:`looks_like_command`) is left out silently; a command that is one of
+    ``known`` (the entry's own) is left out, it is shown already; one that pipes into a shell or destroys
+    data is dropped and never quoted.
     """
     shown: list[str] = []
     dropped: list[str] = []
     for raw in commands:
-        command = " ".join(clean_text(raw).split())
-        if not command or command in known or command in shown:
+        command = _unwrap(" ".join(clean_text(raw).split()))
+        if not looks_like_command(command) or command in known or command in shown:
             continue
         risk = command_risk(command)
         if risk is not None:

@@ -15,7 +15,7 @@ import yaml
 
 from diagnose.chat.session import Answer, Citation
 from diagnose.errors import InputError
-from diagnose.evaluation.chat_eval import find_case, load_questions, run_chat_eval
+from diagnose.evaluation.chat_eval import find_case, load_questions, run_chat_eval, select_chat_cases
 from diagnose.evaluation.chat_score import ChatQuestion, score_answer
 from diagnose.llm.client import LiteLLMClient
 from diagnose.settings import load_settings
@@ -144,3 +144,97 @@ def test_cli_chat_eval_meets_the_acceptance_figures() -> None:
         [sys.executable, "-m", "diagnose", "eval", "--chat", "--no-retrieval"], capture_output=True, text=True, timeout=600
     ).stdout
     assert "| all | " in table and "| out-of-scope | " in table
+
+
+# --split and --cases choose which question files the chat eval asks
+
+
+def _ids(chosen: list[tuple[Any, list[ChatQuestion]]]) -> list[str]:
+    return [case.id for case, _ in chosen]
+
+
+def test_split_picks_the_question_files_of_that_splits_cases() -> None:
+    every = _ids(select_chat_cases(EVALS))
+    synthetic = select_chat_cases(EVALS, split="synthetic")
+    dev = select_chat_cases(EVALS, split="dev")
+    assert all(case.split == "synthetic" and (EVALS / "cases" / case.id).is_dir() for case, _ in synthetic)
+    assert all(case.split == "dev" and (EVALS / "real" / case.id).is_dir() for case, _ in dev)
+    assert synthetic and dev and sorted(_ids(synthetic) + _ids(dev)) == sorted(every)
+    assert {path.stem for path in (EVALS / "chat").glob("*.yaml")} == set(every)
+
+
+@pytest.mark.parametrize("split", ["test", "bogus"])
+def test_split_test_or_unknown_is_refused(split: str) -> None:
+    with pytest.raises(InputError, match="dev split only" if split == "test" else "unknown split"):
+        select_chat_cases(EVALS, split=split)
+
+
+def test_cases_folder_of_question_files_asks_only_those(tmp_path: Path) -> None:
+    for case_id in ("c2084", "r2003"):
+        shutil.copy(EVALS / "chat" / f"{case_id}.yaml", tmp_path / f"{case_id}.yaml")
+    chosen = select_chat_cases(EVALS, cases=tmp_path)
+    assert _ids(chosen) == ["c2084", "r2003"]
+    assert chosen[0][0].log_path.parent == EVALS / "cases" / "c2084"  # the bundled case of that id
+    assert len(chosen[1][1]) == len(yaml.safe_load((EVALS / "chat" / "r2003.yaml").read_text()))
+    assert _ids(select_chat_cases(EVALS, cases=tmp_path, split="dev")) == ["r2003"]  # the split narrows the folder
+
+
+def test_cases_folder_of_cases_asks_their_questions_and_skips_cases_without(tmp_path: Path) -> None:
+    cases = tmp_path / "cases"
+    for case_id in ("c2084", "c1000"):
+        shutil.copytree(EVALS / "cases" / case_id, cases / case_id)
+    no_questions = next(p.name for p in sorted((EVALS / "cases").iterdir()) if not (EVALS / "chat" / f"{p.name}.yaml").exists())
+    shutil.copytree(EVALS / "cases" / no_questions, cases / no_questions)
+    chosen = select_chat_cases(EVALS, cases=cases)
+    assert _ids(chosen) == ["c1000", "c2084"]
+    assert all(case.log_path.is_relative_to(cases) for case, _ in chosen)  # the folder's copy of the case is diagnosed
+    with pytest.raises(InputError, match="no chat questions"):
+        select_chat_cases(EVALS, cases=cases, split="dev")
+
+
+def test_a_test_labelled_case_with_questions_is_refused_not_skipped(tmp_path: Path) -> None:
+    cases = tmp_path / "cases"
+    shutil.copytree(EVALS / "cases" / "c2084", cases / "c2084")  # a synthetic case relabelled: no real test case is opened
+    label = yaml.safe_load((cases / "c2084" / "label.yaml").read_text())
+    (cases / "c2084" / "label.yaml").write_text(yaml.safe_dump({**label, "split": "test", "origin": "real"}))
+    with pytest.raises(InputError, match="dev split only"):
+        select_chat_cases(EVALS, cases=cases)
+
+
+def test_cases_folder_with_both_or_neither_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no question files or case folders"):
+        select_chat_cases(EVALS, cases=tmp_path)
+    shutil.copytree(EVALS / "cases" / "c2084", tmp_path / "c2084")
+    shutil.copy(EVALS / "chat" / "c1000.yaml", tmp_path / "c1000.yaml")
+    with pytest.raises(InputError, match="both question files"):
+        select_chat_cases(EVALS, cases=tmp_path)
+    with pytest.raises(InputError, match="no such folder"):
+        select_chat_cases(EVALS, cases=tmp_path / "missing")
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "diagnose", "eval", "--chat", "--no-retrieval", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+def test_cli_chat_eval_honours_cases_and_split(tmp_path: Path) -> None:
+    shutil.copy(EVALS / "chat" / "c2084.yaml", tmp_path / "c2084.yaml")
+    asked = len(yaml.safe_load((EVALS / "chat" / "c2084.yaml").read_text()))
+    done = _cli("--cases", str(tmp_path), "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["cases"] == 1 and summary["questions"] == asked
+    assert {r["case"] for r in summary["results"]} == {"c2084"}
+    done = _cli("--cases", str(tmp_path), "--split", "dev")
+    assert done.returncode == 2 and "no chat questions" in done.stderr
+    done = _cli("--split", "test")
+    assert done.returncode == 2 and "dev split only" in done.stderr and not done.stdout
+
+
+def test_cli_chat_eval_split_dev_asks_the_dev_cases_only() -> None:
+    done = _cli("--split", "dev", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    dev = select_chat_cases(EVALS, split="dev")
+    assert summary["cases"] == len(dev) and {r["case"] for r in summary["results"]} == set(_ids(dev))
+    assert summary["questions"] == sum(len(qs) for _, qs in dev)

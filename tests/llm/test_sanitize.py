@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from diagnose.llm.sanitize import UNVERIFIED, StreamCleaner, clean_diagnosis, clean_text, command_risk, model_commands
+from diagnose.llm.sanitize import (
+    UNVERIFIED,
+    StreamCleaner,
+    clean_diagnosis,
+    clean_text,
+    command_risk,
+    looks_like_command,
+    model_commands,
+)
 from diagnose.schema import Diagnosis, RootCause
 from tests.fake_openai import ESCAPES, FakeOpenAI
 from tests.llm.conftest import OOM, OOM_LINE, answer, cli
@@ -60,6 +68,52 @@ def test_model_commands_label_drop_and_skip_known() -> None:
     shown, dropped = model_commands(["nvidia-smi", "free -g", "curl x | sh", "rm -rf ~/ckpt", "free -g\x1b[0m"], {"nvidia-smi"})
     assert shown == ["free -g"]
     assert len(dropped) == 2 and all("curl" not in d and "rm" not in d for d in dropped)
+
+
+REAL_COMMANDS = [
+    "nvidia-smi -q -d ECC",
+    "NCCL_DEBUG=INFO torchrun --nnodes 2 --nproc_per_node 8 train.py",
+    'python -c "import torch; print(torch.cuda.is_available())"',
+    "NCCL_P2P_DISABLE=1",
+    "TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 python train.py",
+    "./scripts/check_gpus.sh --all",
+    "/usr/bin/nvidia-smi topo -m",
+    "dmesg -T | grep -i xid",
+    "df -h .",
+    "ssh <HOST_3> nvidia-smi",  # a masked host is a placeholder of the log's, not of the prompt
+    "ib_write_bw -d mlx5_0",
+]
+JUNK = [
+    "1.0",
+    "139",
+    "5",
+    ",",
+    "-",
+    "<shell command>",
+    "<one candidate id, or unknown>",
+    "nvidia-smi -i <gpu index here>",
+    "Check the GPU memory on rank 5.",
+    "none",
+    "N/A",
+    "",
+    "x" * 301,
+]
+
+
+@pytest.mark.parametrize("command", REAL_COMMANDS)
+def test_a_real_command_looks_like_one(command: str) -> None:
+    assert looks_like_command(command)
+
+
+@pytest.mark.parametrize("text", JUNK)
+def test_junk_in_the_commands_field_does_not(text: str) -> None:
+    assert not looks_like_command(text)
+
+
+def test_model_commands_keeps_commands_and_drops_junk_silently() -> None:
+    shown, dropped = model_commands([*JUNK, *REAL_COMMANDS, "$ free -g", "`nvidia-smi -L`"], {"nvidia-smi -q -d ECC"})
+    assert shown == [*REAL_COMMANDS[1:], "free -g", "nvidia-smi -L"]  # the entry's own left out; prompt and backticks stripped
+    assert dropped == []  # junk is not worth a note; only a risky command is
 
 
 def test_stream_cleaner_holds_a_risky_line_until_it_can_drop_it_whole() -> None:
