@@ -8,6 +8,7 @@ session state (pseudonyms, learned values): the masked output is the same as blo
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -15,6 +16,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from redaction.prefilter import Prescan
+
+WORKERS = 2
+"""Blocks scanned ahead at once: the scan is the slower side, so two workers keep a second core busy while the
+masking thread waits for the GIL (more only add memory: each holds a block)."""
 
 
 class Prescanning(Protocol):
@@ -25,14 +30,20 @@ class Prescanning(Protocol):
     def redact_text(self, text: str | Prescan) -> str: ...
 
 
-def redact_ahead(redactor: Prescanning, blocks: Iterable[str]) -> Iterator[str]:
-    """Yield each block masked, in order, scanning one block ahead on a worker thread."""
-    scratch = redactor.new_scratch()
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="redaction-prescan") as pool:
+def redact_ahead(redactor: Prescanning, blocks: Iterable[str], workers: int = WORKERS) -> Iterator[str]:
+    """Yield each block masked, in order, scanning up to ``workers`` blocks ahead on worker threads."""
+    local = threading.local()
+
+    def prescan(block: str) -> Prescan:
+        if not hasattr(local, "scratch"):  # a scratch serves one scan at a time: one per worker thread
+            local.scratch = redactor.new_scratch()
+        return redactor.prescan(block, local.scratch)
+
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="redaction-prescan") as pool:
         ahead: deque[Future[Prescan]] = deque()
         for block in blocks:
-            ahead.append(pool.submit(redactor.prescan, block, scratch))
-            if len(ahead) > 1:
+            ahead.append(pool.submit(prescan, block))
+            if len(ahead) > workers:
                 yield redactor.redact_text(ahead.popleft().result())
         while ahead:
             yield redactor.redact_text(ahead.popleft().result())
