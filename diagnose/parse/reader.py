@@ -1,8 +1,7 @@
 """Read sources as a stream: mask each chunk, scan it once, keep events and findings, bounded.
 
-Memory stays bounded whatever the log size: findings are kept per (entry, signature,
-rank) up to a few each and counted beyond; lines are kept whole only for small logs,
-else as windows around what matched.
+Memory stays bounded whatever the log size: findings are kept per (entry, signature, rank) up to a few each and
+counted beyond; lines are kept whole only for small logs, else as windows around what matched.
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ from diagnose.parse.roles import assign_roles
 from diagnose.parse.scanner import Scanner
 from diagnose.parse.sources import masked_name, ordered_sources
 from diagnose.parse.timestamps import YEARLESS, iso_year, parse_timestamp, rebase_log
+from diagnose.parse.wrapped import WrappedMessages
 from diagnose.schema import Event, Finding, LogLine, Redactions
 from diagnose.settings import user_dir
 from redaction.readahead import Prescanning, redact_ahead
@@ -82,6 +82,7 @@ class LogReader:
         self.progress = progress
         self.scanner = Scanner(list(STRUCTURAL.values()) + rules.patterns, cache_dir=user_dir() / "cache")
         self.kinds = list(STRUCTURAL)
+        self._wrapped = WrappedMessages(self.scanner, rules, self.kinds.index("error_line"), len(self.kinds))
         self.log = ParsedLog()
         self._census = RankCensus()
         self._kept: dict[tuple[str, str, int | None], int] = {}
@@ -129,7 +130,7 @@ class LogReader:
         # a big log's chunk is split into lines only when a pattern matched in it: most match nothing
         lines = cut_long_lines(text.split("\n")) if kept is not None else None
         hits = self.scanner.scan(text, lines)
-        if hits:
+        if hits or self._wrapped.pending:  # a message at the end of the last chunk may go on in this one
             lines = lines if lines is not None else cut_long_lines(text.split("\n"))
             self._hits(hits, lines, (index, chunk.first_line), where, excerpts=kept is None)
         if kept is not None and lines is not None:
@@ -158,6 +159,10 @@ class LogReader:
             return made[i]
 
         structural = len(self.kinds)
+        for whole, last in self._wrapped.findings(hits, lines, make, index, lambda i, r: self._recent_timestamp(lines, i, r, rank_hint)):
+            self._finding(whole)  # a message wrapped over lines, read whole (diagnose.parse.wrapped): first of its head line's
+            if excerpts:
+                self._excerpt(lines, last, make)
         for line_index, pattern_index in hits:
             line = make(line_index)
             order = (index << 32) | line.line
@@ -249,11 +254,8 @@ class LogReader:
 
     def _excerpt(self, lines: list[str], i: int, make: Callable[[int], LogLine]) -> None:
         for j in range(max(0, i - WINDOW), min(len(lines), i + WINDOW + 1)):
-            line = make(j)
-            key = (line.source, line.line)
-            if key not in self._excerpt_keys and len(self._excerpt_keys) < 50_000:
-                self._excerpt_keys.add(key)
-                self.log.excerpts.append(line)
+            if len(self._excerpt_keys) < 50_000:
+                self._add_excerpt_line(make(j))
 
     def _drop_kept_lines(self) -> None:
         """The log is too big to keep whole: keep windows around what was found so far."""
