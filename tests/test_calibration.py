@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from diagnose.engine.calibration import confidence
-from diagnose.evaluation.calibrate import fit
+from diagnose.evaluation.calibrate import OFF, fit, fit_retrieval_threshold
 
 
 def _row(score: float, correct: bool) -> dict[str, object]:
@@ -24,3 +24,18 @@ def test_engine_confidence_comes_from_the_shipped_table() -> None:
     assert confidence(0.0) == 0.0
     high, low = confidence(0.99), confidence(0.6)
     assert 0.0 < low <= high <= 1.0
+
+
+def _noted(similarity: float, proposed: str, expected: str) -> dict[str, object]:
+    note = f"retrieval: nearest example of {proposed} at similarity {similarity:.2f} (threshold 1.01): x; below the threshold"
+    return {"split": "dev", "expected": expected, "notes": [note]}
+
+
+def test_the_retrieval_threshold_needs_right_dev_proposals_above_it() -> None:
+    rows = [_noted(0.9, "cuda-oom", "cuda-oom"), _noted(0.8, "disk-full", "disk-full"), _noted(0.75, "segfault", "segfault")]
+    assert fit_retrieval_threshold([*rows, _noted(0.5, "segfault", "unknown")]) == 0.75
+    # right proposals only below a wrong one, or too few of them: no threshold is backed by dev, the fallback stays off
+    assert fit_retrieval_threshold([_noted(0.4, "cuda-oom", "cuda-oom"), _noted(0.65, "segfault", "unknown")]) == OFF
+    assert fit_retrieval_threshold(rows[:2]) == OFF
+    assert fit_retrieval_threshold([]) == OFF
+    assert fit_retrieval_threshold([{**_noted(0.9, "cuda-oom", "cuda-oom"), "split": "test"}] * 5) == OFF

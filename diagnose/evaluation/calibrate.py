@@ -13,7 +13,10 @@ from typing import Any
 EDGES = (0.0, 0.5, 0.7, 0.85, 0.95)
 TARGET_PRECISION = 0.9
 """The retrieval fallback proposes an entry from the similarity at which its dev proposals are right this often."""
-DEFAULT_THRESHOLD = 0.6
+MIN_SUPPORT = 3
+"""Right dev proposals at or above a threshold needed to trust it; with fewer, the fallback stays off."""
+OFF = 1.01
+"""A threshold no cosine similarity reaches: the fallback never proposes."""
 _NOTE = re.compile(r"^retrieval: nearest example of (\S+) at similarity ([\d.]+)")
 
 
@@ -36,8 +39,9 @@ def _monotone(values: list[tuple[float, int]]) -> list[float]:
 def fit_retrieval_threshold(results: list[dict[str, Any]]) -> float:
     """The lowest similarity at which the nearest example's entry is right TARGET_PRECISION of the time on dev cases.
 
-    Read from each result's retrieval note (written whatever the threshold in force); when no similarity reaches
-    the target, the threshold is set just above every wrong proposal, so the fallback never guesses wrong on dev.
+    Read from each result's retrieval note (written whatever the threshold in force). A threshold needs at least
+    MIN_SUPPORT right proposals at or above it: when no similarity has that support, the fallback stays OFF, for a
+    threshold above every dev proposal seen would be a guess that no dev case backs.
     """
     seen: list[tuple[float, bool]] = []
     for row in results:
@@ -47,13 +51,11 @@ def fit_retrieval_threshold(results: list[dict[str, Any]]) -> float:
             match = _NOTE.match(note)
             if match:
                 seen.append((float(match.group(2)), match.group(1) == row["expected"]))
-    if not seen:
-        return DEFAULT_THRESHOLD
     for threshold in sorted({score for score, _ in seen}):
         proposed = [right for score, right in seen if score >= threshold]
-        if sum(proposed) >= TARGET_PRECISION * len(proposed) and sum(proposed) > 0:
+        if sum(proposed) >= max(MIN_SUPPORT, TARGET_PRECISION * len(proposed)):
             return threshold
-    return round(max(score for score, _ in seen) + 0.01, 3)
+    return OFF
 
 
 def fit(results: list[dict[str, Any]]) -> dict[str, Any]:
