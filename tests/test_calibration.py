@@ -16,8 +16,15 @@ def test_bands_report_observed_accuracy_and_never_decrease() -> None:
     table = fit([*rows, {"got": "unknown", "score": 0.0, "correct": True}])
     accuracies = [b["accuracy"] for b in table["bins"]]
     assert accuracies == sorted(accuracies)
-    assert table["bins"][-1] == {"min_score": 0.95, "accuracy": 0.9, "cases": 10}
-    assert table["bins"][0]["accuracy"] == round(4 / 7, 3)  # 0.75 and 0.33 pooled: a higher score never means less
+    assert table["bins"][-1] == {"min_score": 0.95, "accuracy": round(10 / 12, 3), "cases": 10}  # 9 of 10: (9+1)/(10+2)
+    # 4/6 and 2/5 pooled by their case counts (4 and 3): a higher score never means less
+    assert table["bins"][0]["accuracy"] == round((4 / 6 * 4 + 2 / 5 * 3) / 7, 3)
+
+
+def test_a_band_that_was_always_right_still_claims_less_than_certainty() -> None:
+    table = fit([_row(0.99, True)] * 184)
+    assert table["bins"] == [{"min_score": 0.95, "accuracy": round(185 / 186, 3), "cases": 184}]
+    assert table["bins"][0]["accuracy"] < 1.0
 
 
 def test_engine_confidence_comes_from_the_shipped_table() -> None:

@@ -1,7 +1,8 @@
 """Fit the confidence table: observed top-1 accuracy by score band, made non-decreasing.
 
 The table maps a top candidate's raw score to the share of eval cases that were right at that
-score; ``diagnose.calibration.confidence`` reads it. Fitted on the labeled suite, so it is an
+score, by the rule of succession ((right + 1) / (cases + 2): a band that was always right still
+says less than certain); ``diagnose.calibration.confidence`` reads it. Fitted on the labeled suite, so it is an
 in-sample estimate: it says how often this engine was right on these cases at that score.
 """
 
@@ -65,7 +66,7 @@ def fit(results: list[dict[str, Any]]) -> dict[str, Any]:
     bands = []
     for low, high in zip(EDGES, (*EDGES[1:], 1.01), strict=True):
         rows = [r for r in scored if low <= r["score"] < high]
-        accuracy = sum(r["correct"] for r in rows) / len(rows) if rows else 0.0
+        accuracy = (sum(r["correct"] for r in rows) + 1) / (len(rows) + 2)  # rule of succession: no band claims 1.0
         bands.append((low, accuracy, len(rows)))
     kept = [b for b in bands if b[2]]
     smoothed = _monotone([(acc, n) for _, acc, n in kept])
