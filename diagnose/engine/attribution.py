@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from diagnose.engine.candidates import chronological
+from diagnose.parse.launch_facts import ranks_by_host
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.parse.prefixes import split_prefix
 from diagnose.schema import Finding
@@ -25,6 +26,8 @@ _NCCL_PID = re.compile(r"(?:<HOST_\d+>|[\w.-]+):(\d+):\d+ \[\d+\] ")
 _GATHERED = re.compile(r"Traceback \(most recent call last\): \(RANK (\d+)\)")
 """torch.distributed.checkpoint re-raises every rank's failure on the coordinator, each headed by its rank."""
 GATHERED_SPAN = 60
+_DEVICE = re.compile(r"\bGPU (\d+)(?: has a total capac(?:i)?ty|; [\d.]+ [KMGT]iB total capacity)")
+"""The CUDA device an out-of-memory message names (2.2+; 2.1 printed "capacty"; older: "GPU 0; 79.15 GiB total capacity")."""
 
 
 def pid_ranks(log: ParsedLog) -> dict[int, int]:
@@ -135,6 +138,9 @@ def attribute_rank(log: ParsedLog, finding: Finding) -> int | None:
     by_pid = pid_ranks(log).get(int(pid.group(1))) if pid else None
     if by_pid is not None:
         return by_pid
+    on_device = device_rank(log, finding)
+    if on_device is not None:
+        return on_device
     in_file = _first_known(_raised(log, finding.evidence.source, same_file_only=True), _only_reported(log, finding.evidence.source))
     if in_file is not None or hinted:  # a file name like worker-1 may name a node, not a rank: the launcher's report knows better
         return _first_known(in_file, finding.rank)
@@ -142,6 +148,18 @@ def attribute_rank(log: ParsedLog, finding: Finding) -> int | None:
     if on_host is not None:
         return on_host
     return _raised(log, finding.evidence.source)
+
+
+def device_rank(log: ParsedLog, finding: Finding) -> int | None:
+    """The rank of a line that names its host and CUDA device, where DeepSpeed mapped that host's local ranks.
+
+    DeepSpeed's launcher makes every local GPU visible to each process it starts with ``--local_rank=N``, and
+    the process takes device N: an OOM on ``GPU 5`` of a host is local rank 5 there.
+    """
+    device = _DEVICE.search(finding.evidence.text)
+    ranks = ranks_by_host(log).get(finding.host or "") if device else None
+    index = int(device.group(1)) if device else -1
+    return ranks[index] if ranks and 0 <= index < len(ranks) else None
 
 
 def _only_reported(log: ParsedLog, source: str) -> int | None:

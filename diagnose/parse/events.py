@@ -27,7 +27,7 @@ STRUCTURAL: dict[str, str] = {
     "signal": r"Signal \d+ \(SIG\w+\) received by PID|closing signal SIG\w+|Segmentation fault|Fatal Python error",
     "launch": (
         r"\bnode[_-]rank[= ]\d+|\bnproc[_-]per[_-]node[= ]\d+|\bglobal_ranks=\[[\d, ]+\]|\bnnodes[= ]\d+"
-        r"|\b(?:WORLD_SIZE|world_size)[=:] ?\d+"
+        r"|\b(?:WORLD_SIZE|world_size)[=:] ?\d+|\bglobal_rank_mapping="
     ),
     "nccl_host": r"(?:<HOST_\d+>|[\w.-]+):\d+:\d+ \[\d+\] NCCL INFO (?:Bootstrap|cudaDriverVersion|NCCL version)",
     "error_line": (

@@ -6,7 +6,6 @@ counted beyond; lines are kept whole only for small logs, else as windows around
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from collections.abc import Callable, Iterable
 from itertools import tee
@@ -22,6 +21,7 @@ from diagnose.parse.events import (
 )
 from diagnose.parse.ingest import Chunk, Source, cut_long_lines, read_chunks
 from diagnose.parse.late_values import sweep_late_values
+from diagnose.parse.launch_facts import record_launch
 from diagnose.parse.lines import make_line
 from diagnose.parse.node_hints import drop_node_hints
 from diagnose.parse.parsed_log import FindingGroup, ParsedLog
@@ -42,13 +42,6 @@ MAX_EVENTS_PER_KEY = 4
 WINDOW = 3
 LOOKBACK = 200
 YEAR_SEARCH_CHARS = 64 * 1024
-_LAUNCH_FACTS = [
-    ("node_rank", re.compile(r"\bnode[_-]rank[= ](\d+)")),
-    ("nproc", re.compile(r"\bnproc[_-]per[_-]node[= ](\d+)")),
-    ("global_ranks", re.compile(r"\bglobal_ranks=\[([\d, ]+)\]")),
-    ("nnodes", re.compile(r"\bnnodes[= ](\d+)")),
-    ("world_size", re.compile(r"\b(?:WORLD_SIZE|world_size)[=:] ?(\d+)")),
-]
 
 
 class SignatureMatcher(Protocol):
@@ -177,14 +170,6 @@ class LogReader:
             if excerpts:
                 self._excerpt(lines, line_index, make)
 
-    def _launch(self, line: LogLine) -> None:
-        """Remember how local ranks map to global ones in this source (torchrun flags, the agent's report)."""
-        facts = self.log.launch.setdefault(line.source, {})
-        for key, pattern in _LAUNCH_FACTS:
-            match = pattern.search(line.text)
-            if match and key not in facts:
-                facts[key] = match.group(1).replace(" ", "")
-
     def _recent_timestamp(self, lines: list[str], i: int, rank: int | None, rank_hint: int | None) -> float | None:
         """The timestamp of the closest earlier line of the same rank (tracebacks print none)."""
         for j in range(i - 1, max(-1, i - LOOKBACK), -1):
@@ -204,7 +189,7 @@ class LogReader:
                 self.log.failure_records.extend(child_failed_block(block))
             return
         if kind == "launch":
-            self._launch(line)
+            record_launch(self.log, line)
             return
         if kind == "nccl_host":
             if line.rank is not None and line.host:

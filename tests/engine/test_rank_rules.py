@@ -146,3 +146,28 @@ def test_the_older_desync_report_names_the_rank_that_never_joined(tmp_path: Path
     )
     diagnosis = _run(tmp_path, text)
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-timeout-hang", 2)
+
+
+DEEPSPEED_HEAD = (
+    "gpu-node-a: [2024-02-19 17:00:30,000] [INFO] [launch.py:146:main] WORLD INFO DICT: {'gpu-node-a': [0, 1, 2, 3], "
+    "'gpu-node-b': [0, 1, 2, 3]}\n"
+    "gpu-node-a: [2024-02-19 17:00:30,000] [INFO] [launch.py:163:main] global_rank_mapping=defaultdict(<class 'list'>, "
+    "{'gpu-node-a': [0, 1, 2, 3], 'gpu-node-b': [4, 5, 6, 7]})\n"
+)
+DEEPSPEED_OOM = (
+    "gpu-node-b: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 6.22 GiB. GPU {gpu} has a total capacty of "
+    "79.15 GiB of which 1.02 GiB is free. Including non-PyTorch memory, this process has 78.12 GiB memory in use.\n"
+)
+
+
+@pytest.mark.parametrize(("gpu", "expected"), [(2, 6), (0, 4), (9, None)])
+def test_deepspeed_rank_mapping_turns_a_host_and_device_into_the_global_rank(tmp_path: Path, gpu: int, expected: int | None) -> None:
+    diagnosis = _run(tmp_path, DEEPSPEED_HEAD + DEEPSPEED_OOM.format(gpu=gpu))
+    assert diagnosis.root_cause.id == "cuda-oom"
+    assert diagnosis.initiating_rank == expected
+
+
+def test_without_the_launchers_mapping_a_device_index_is_no_rank(tmp_path: Path) -> None:
+    diagnosis = _run(tmp_path, "gpu-node-a: some output\n" + DEEPSPEED_OOM.format(gpu=2))
+    assert diagnosis.root_cause.id == "cuda-oom"
+    assert diagnosis.initiating_rank is None
