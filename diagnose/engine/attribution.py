@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from diagnose.engine.candidates import chronological
-from diagnose.parse.launch_facts import ranks_by_host
+from diagnose.parse.launch_facts import bus_rank, ranks_by_host
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.parse.prefixes import split_prefix
 from diagnose.schema import Finding
@@ -127,6 +127,9 @@ def attribute_rank(log: ParsedLog, finding: Finding) -> int | None:
     gathered = gathered_rank(log, finding)
     if gathered is not None:
         return gathered
+    on_bus = bus_rank(log, finding.evidence)  # a driver line names the GPU, NCCL's init line its rank: closer than a prefix
+    if on_bus is not None:
+        return on_bus
     hinted = (
         finding.rank is not None
         and finding.rank == log.rank_hints.get(finding.evidence.source)

@@ -30,6 +30,7 @@ STRUCTURAL: dict[str, str] = {
         r"|\b(?:WORLD_SIZE|world_size)[=:] ?\d+|\bglobal_rank_mapping="
     ),
     "nccl_host": r"(?:<HOST_\d+>|[\w.-]+):\d+:\d+ \[\d+\] NCCL INFO (?:Bootstrap|cudaDriverVersion|NCCL version)",
+    "nccl_init": r"NCCL INFO .*\brank \d+ nranks \d+ cudaDev \d+ (?:nvmlDev \d+ )?busId [0-9a-f]+",
     "error_line": (
         r"(?:^|[\]>]:?\s?|: )(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)\b(?::|$)"
         r"|\b(?:FATAL|CRITICAL)\b|\berror:"

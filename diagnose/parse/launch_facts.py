@@ -1,5 +1,6 @@
 """How a launcher mapped processes to global ranks, as its own lines say: torchrun's flags and agent report,
-DeepSpeed's ``global_rank_mapping`` (host -> its global ranks, in local-rank order)."""
+DeepSpeed's ``global_rank_mapping`` (host -> its global ranks, in local-rank order), and NCCL's init lines
+(``NCCL INFO ... rank 11 nranks 16 cudaDev 3 nvmlDev 3 busId 5d000``: which rank drives the GPU at a PCI bus)."""
 
 from __future__ import annotations
 
@@ -36,3 +37,36 @@ def ranks_by_host(log: ParsedLog) -> dict[str, list[int]]:
         for host, ranks in _MAPPED_HOST.findall(facts.get("rank_mapping", "")):
             mapping.setdefault(host, [int(r) for r in ranks.replace(" ", "").split(",") if r])
     return mapping
+
+
+_NCCL_INIT = re.compile(r"\brank (\d+) nranks \d+ cudaDev \d+ (?:nvmlDev \d+ )?busId ([0-9a-f]+)")
+_PCI = re.compile(r"(?i)\bPCI:([0-9a-f]{4,8}):([0-9a-f]{2}):([0-9a-f]{2})\b|\bGPU ?([0-9a-f]{4,8}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])")
+"""A GPU's PCI address as the driver (``NVRM: Xid (PCI:0000:5d:00)``) or nvidia-smi (``GPU0000:5D:00.0``) prints it."""
+
+
+def _bus_key(stream: int | None, bus: int) -> str:
+    return f"bus:{stream}:{bus:x}"
+
+
+def record_bus(log: ParsedLog, line: LogLine) -> None:
+    """Remember which global rank drives the GPU at a PCI bus, within this line's stream (source and launcher prefix)."""
+    match = _NCCL_INIT.search(line.text)
+    if match:
+        log.launch.setdefault(line.source, {}).setdefault(_bus_key(line.rank, int(match.group(2), 16)), match.group(1))
+
+
+def pci_bus(text: str) -> int | None:
+    """The PCI address a line names, as NCCL's busId number (domain, bus, device and function digits read as hex)."""
+    match = _PCI.search(text)
+    if match is None:
+        return None
+    groups = match.groups()
+    domain, bus, device, function = (*groups[:3], "0") if groups[0] else groups[3:]
+    return int(f"{domain}{bus}{device}{function}", 16)
+
+
+def bus_rank(log: ParsedLog, line: LogLine) -> int | None:
+    """The global rank whose NCCL init line reported the GPU this line names, in the same stream."""
+    bus = pci_bus(line.text)
+    rank = log.launch.get(line.source, {}).get(_bus_key(line.rank, bus)) if bus is not None else None
+    return int(rank) if rank is not None else None

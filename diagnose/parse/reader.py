@@ -21,7 +21,7 @@ from diagnose.parse.events import (
 )
 from diagnose.parse.ingest import Chunk, Source, cut_long_lines, read_chunks
 from diagnose.parse.late_values import sweep_late_values
-from diagnose.parse.launch_facts import record_launch
+from diagnose.parse.launch_facts import record_bus, record_launch
 from diagnose.parse.lines import make_line
 from diagnose.parse.node_hints import drop_node_hints
 from diagnose.parse.parsed_log import FindingGroup, ParsedLog
@@ -190,6 +190,9 @@ class LogReader:
             return
         if kind == "launch":
             record_launch(self.log, line)
+            return
+        if kind == "nccl_init":
+            record_bus(self.log, line)
             return
         if kind == "nccl_host":
             if line.rank is not None and line.host:

@@ -171,3 +171,24 @@ def test_without_the_launchers_mapping_a_device_index_is_no_rank(tmp_path: Path)
     diagnosis = _run(tmp_path, "gpu-node-a: some output\n" + DEEPSPEED_OOM.format(gpu=2))
     assert diagnosis.root_cause.id == "cuda-oom"
     assert diagnosis.initiating_rank is None
+
+
+NCCL_INIT = (
+    "{task}: {host}:850047:850323 [{dev}] NCCL INFO ncclCommInitRank comm 0x55de0e9e9672 rank {rank} nranks 16 cudaDev {dev} "
+    "nvmlDev {dev} busId {bus} commId 0x64aba9f6c27799da - Init START\n"
+)
+XID = "1: [Sat Sep 14 04:05:52 2024] NVRM: Xid (PCI:0000:5d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n"
+
+
+def test_a_driver_line_naming_a_pci_bus_belongs_to_the_rank_nccl_placed_on_that_gpu(tmp_path: Path) -> None:
+    """srun -l labels the node's task (1:), not the rank; NCCL's init line on that node ties bus 5d000 to rank 11."""
+    init = NCCL_INIT.format(task=0, host="gpu-a16", dev=3, rank=3, bus="5d000")  # the same bus on the other node
+    init += NCCL_INIT.format(task=1, host="gpu-a17", dev=2, rank=10, bus="3a000")
+    init += NCCL_INIT.format(task=1, host="gpu-a17", dev=3, rank=11, bus="5d000")
+    diagnosis = _run(tmp_path, init + XID)
+    assert diagnosis.root_cause.id == "gpu-hardware-fault"
+    assert diagnosis.initiating_rank == 11
+
+
+def test_without_nccl_init_lines_a_pci_bus_proves_no_rank(tmp_path: Path) -> None:
+    assert _run(tmp_path, XID).initiating_rank == 1  # only the launcher's label says anything
