@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import re
 
-from diagnose.engine.chains import exceptions
+from diagnose.engine.chains import EXCEPTION_LINE, exceptions
 from diagnose.parse.parsed_log import ParsedLog
+from diagnose.parse.prefixes import body_of
 from diagnose.schema import Finding, LogLine
 
 PYTHON_WARNING = re.compile(r"\.py:\d+: (?:\w+\.)*\w*Warning:")
@@ -36,6 +37,13 @@ RECOVERED = re.compile(
     re.I,
 )
 """The library saying the error was handled."""
+RECORD_HEAD = re.compile(
+    r"^\[?(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|[IWEF]\d{3,4} \d\d:\d\d:\d\d)|^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[:\s]"
+)
+"""A line that starts a log record (a date and time, a glog header, a level word); the lines after it continue it."""
+WARNING_SPAN = 10
+"""How far back a continuation line may look for the head of its log record."""
+NESTED_TRACEBACK = "Traceback (most recent call last)"
 RECOVERY_WINDOW = 3
 """How many following lines of the same file may say the error was handled."""
 CLOCK_TOLERANCE = 2.0
@@ -46,10 +54,27 @@ EXACT = 0.9
 """A signature this specific names its failure exactly (kb/README.md: 0.95 names it, 0.5 is generic): no stop explains it."""
 
 
+def _in_warning_record(log: ParsedLog, line: LogLine) -> bool:
+    """True when the line continues a multi-line log record written at WARNING level (mmcv's "The model and loaded
+    state dict do not match exactly" followed by its ``size mismatch for ...`` lines), not an exception."""
+    if EXCEPTION_LINE.match(body_of(line.text).strip()):
+        return False
+    for step in range(1, WARNING_SPAN + 1):
+        text = log.line_text(line.source, line.line - step)
+        if text is None:
+            return False
+        body = body_of(text).strip()
+        if NESTED_TRACEBACK in body or EXCEPTION_LINE.match(body):
+            return False
+        if RECORD_HEAD.match(body):
+            return bool(LOGGED_WARNING.search(text))
+    return False
+
+
 def recovered(log: ParsedLog, finding: Finding) -> bool:
-    """True when the finding is a warning or the library says, right after it, that it retried or fell back."""
+    """True when the finding is a warning (or continues one) or the library says, right after it, that it retried or fell back."""
     line = finding.evidence
-    if PYTHON_WARNING.search(line.text) or LOGGED_WARNING.search(line.text):
+    if PYTHON_WARNING.search(line.text) or LOGGED_WARNING.search(line.text) or _in_warning_record(log, line):
         return True
     following = (log.line_text(line.source, line.line + step) for step in range(0, RECOVERY_WINDOW + 1))
     return any(text is not None and RECOVERED.search(text) for text in following)

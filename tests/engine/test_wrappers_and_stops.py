@@ -231,3 +231,32 @@ def test_a_cancellation_alone_reports_no_failure(tmp_path: Path) -> None:
 def test_a_teardown_that_reports_a_failure_is_still_named(tmp_path: Path, failure: str) -> None:
     diagnosis = _run(tmp_path, TRAINING + failure + SLURM_CANCELLED)
     assert diagnosis.root_cause.id == "elastic-teardown"
+
+
+MMCV_LOAD = (
+    "2023-07-21 16:07:24,690 - mmcv - INFO - load checkpoint from local path: data/pretrained_models/hrnet_pretrain.pth\n"
+    "2023-07-21 16:07:33,186 - mmcv - WARNING - The model and loaded state dict do not match exactly\n"
+    "\n"
+    "size mismatch for final_layer.weight: copying a param with shape torch.Size([17, 32, 1, 1]) from checkpoint, "
+    "the shape in current model is torch.Size([54, 32, 1, 1]).\n"
+    "\n"
+    "2023-07-21 16:07:59,375 - mmhuman3d - INFO - Epoch [1][50/2439]\tlr: 2.000e-04, loss: 0.4121\n"
+)
+
+
+def test_a_failure_line_inside_a_logged_warning_was_survived(tmp_path: Path) -> None:
+    """mmcv logs a non-strict load's mismatches as one WARNING record; training went on, so they ended nothing."""
+    killed = "*****************************************\nMain process received SIGTERM, exiting\n"
+    assert _run(tmp_path, MMCV_LOAD + killed).root_cause.id != "checkpoint-mismatch"
+
+
+def test_the_same_line_raised_as_an_exception_is_the_root_cause(tmp_path: Path) -> None:
+    raised = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 12, in <module>\n'
+        "    model.load_state_dict(state)\n"
+        "RuntimeError: Error(s) in loading state_dict for HRNet:\n"
+        "\tsize mismatch for final_layer.weight: copying a param with shape torch.Size([17, 32, 1, 1]) from checkpoint, "
+        "the shape in current model is torch.Size([54, 32, 1, 1]).\n"
+    )
+    assert _run(tmp_path, raised).root_cause.id == "checkpoint-mismatch"
