@@ -140,11 +140,13 @@ def unknown_diagnosis(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdi
     first = (tracebacks or suspicious)[:1]
     entry = entries.get(UNKNOWN_ENTRY)
     lines = [e.anchor for e in (tracebacks + suspicious)]
+    # the first exception's rank, else the rank the launcher blames (its root-cause report, the first rank to exit)
+    rank = first[0].rank if first and first[0].rank is not None else launcher_rank(log)
     return Diagnosis(
         root_cause=RootCause(id="unknown", title=entry.title if entry else "No known failure found", confidence=0.0),
         candidates=[],
-        initiating_rank=first[0].rank if first else None,
-        initiating_host=first[0].host if first else None,
+        initiating_rank=rank,
+        initiating_host=first[0].host if first and first[0].rank == rank else log.hosts.get(rank) if rank is not None else None,
         evidence=_evidence(lines),
         collateral=collateral_groups(log, entries, "unknown", hang),
         mechanism=entry.mechanism if entry else "",

@@ -1,8 +1,10 @@
 """When no signature names a root cause: the launcher's teardown alone, then the nearest encyclopedia example.
 
 1. Only a launcher's teardown is in the log (``elastic-teardown``, ``mpi-abort``): its entry is named, weakly,
-   when the launcher reports a failure a person did not cause (a deliberate stop is not a failure) and not only
-   victims' signals; the rank is the launcher's root cause or the first rank it saw exit on its own. A teardown
+   when no worker printed an exception of its own (then that exception leads an ``unknown`` answer, with the
+   launcher's rank) and the launcher reports a failure a person did not cause (a deliberate stop is not a
+   failure) and not only victims' signals; the rank is the launcher's root cause or the first rank it saw exit
+   on its own. A teardown
    that reports no failure names nothing: without a process the launcher saw exit with a failure code, its best
    line must reach ``MIN_SCORE`` on its own (its weight times ``TEARDOWN_ONLY``). The generic end-of-job lines
    (Slurm's ``*** JOB ... CANCELLED AT ... ***`` without ``DUE TO``, ``tasks N: Terminated``, "Job step aborted")
@@ -16,6 +18,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from diagnose.encyclopedia.entries import Entry
@@ -34,6 +37,8 @@ TEARDOWN_ONLY = 0.5
 RETRIEVED_SCORE = 0.4
 """The score of a retrieved proposal: above MIN_SCORE, below any signature's answer."""
 MAX_LINES = 20
+LAUNCHER_EXCEPTION = re.compile(r"\b(?:ChildFailedError|SignalException|ProcessRaisedException|ProcessExitedException)\b")
+"""Exceptions a launcher raises to report its workers (torchrun's agent, ``mp.spawn``), not a worker's own failure."""
 STOPPED_NOTE = "stopped by a person ({file}:{line}): the kill and abort lines after it are its consequences, not a root cause"
 RETRIEVAL_NOTE = "retrieval: nearest example of {entry} at similarity {score:.2f}"
 """The note's fixed head (``diagnose eval --calibrate`` reads it back to fit the threshold)."""
@@ -46,7 +51,7 @@ def teardown_only(log: ParsedLog, entries: dict[str, Entry]) -> list[Scored]:
         return []
     floor = 0.0 if launcher_exits else MIN_SCORE  # a process the launcher saw fail, or a line specific enough alone
     collateral = {eid for eid, entry in entries.items() if entry.kind == "collateral" and eid not in DELIBERATE}
-    if any(f.entry_id in DELIBERATE for f in log.findings):
+    if any(f.entry_id in DELIBERATE for f in log.findings) or _worker_raised(log):
         return []
     scored: dict[str, Scored] = {}
     for finding in chronological([f for f in log.findings if f.entry_id in collateral and f.role == "teardown"]):
@@ -54,6 +59,12 @@ def teardown_only(log: ParsedLog, entries: dict[str, Entry]) -> list[Scored]:
         item.findings.append(finding)
         item.score = round(max(item.score, finding.weight * TEARDOWN_ONLY), 3)
     return sorted((s for s in scored.values() if s.score >= floor), key=lambda s: -s.score)
+
+
+def _worker_raised(log: ParsedLog) -> bool:
+    """True when a process printed its own exception (not the launcher's report of it): the teardown is then not all
+    the log shows; that exception, known to no entry, leads an ``unknown`` answer instead."""
+    return any(e.kind == "traceback" and not LAUNCHER_EXCEPTION.search(e.anchor.text) for e in log.events)
 
 
 def _error_lines(log: ParsedLog) -> list[LogLine]:

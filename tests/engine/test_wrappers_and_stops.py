@@ -260,3 +260,43 @@ def test_the_same_line_raised_as_an_exception_is_the_root_cause(tmp_path: Path) 
         "the shape in current model is torch.Size([54, 32, 1, 1]).\n"
     )
     assert _run(tmp_path, raised).root_cause.id == "checkpoint-mismatch"
+
+
+CHILD_FAILED = (
+    "Traceback (most recent call last):\n"
+    '  File "/usr/bin/torchrun", line 8, in <module>\n'
+    "    sys.exit(main())\n"
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+    "============================================================\n"
+    "train.py FAILED\n"
+    "------------------------------------------------------------\n"
+    "Root Cause (first observed failure):\n"
+    "[0]:\n"
+    "  time      : 2025-06-01_10:00:00\n"
+    "  host      : node-a\n"
+    "  rank      : 6 (local_rank: 6)\n"
+    "  exitcode  : 1 (pid: 4242)\n"
+    "  error_file: <N/A>\n"
+    "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n"
+    "============================================================\n"
+)
+
+
+def test_a_workers_own_exception_known_to_no_entry_is_unknown_with_the_launchers_rank(tmp_path: Path) -> None:
+    """A user's assert ended rank 6: no entry knows it, so the answer is unknown, not 'launcher teardown', and the
+    launcher's report still gives the rank."""
+    worker = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 609, in main\n'
+        "    assert not training_args.visual_und\n"
+        "AssertionError\n"
+    )
+    diagnosis = _run(tmp_path, worker + CHILD_FAILED)
+    assert diagnosis.root_cause.id == "unknown"
+    assert diagnosis.initiating_rank == 6
+
+
+def test_the_launchers_report_alone_still_names_its_teardown(tmp_path: Path) -> None:
+    diagnosis = _run(tmp_path, CHILD_FAILED)
+    assert diagnosis.root_cause.id == "elastic-teardown"
+    assert diagnosis.initiating_rank == 6
