@@ -9,7 +9,7 @@ from typing import Annotated, TextIO
 import typer
 
 from diagnose.cli.errors import handle_errors
-from diagnose.cli.llm import ContextOption, FastOption, LLMTimeoutOption, MaxTokensOption
+from diagnose.cli.llm import ContextOption, FastOption, LLMTimeoutOption, MaxTokensOption, model_settings
 from diagnose.cli.output import console
 
 COMMANDS = {"/evidence": "show the evidence", "/fix": "how do I fix it", "/verify": "how do I verify the fix"}
@@ -100,21 +100,12 @@ def register(app: typer.Typer) -> None:
         from diagnose.parse.ingest import resolve_sources
         from diagnose.pipeline import chat_responder, diagnose, open_backends
         from diagnose.render.report import print_report
-        from diagnose.settings import load_settings
 
         if "-" in paths and not sys.stdin.isatty():
             questions = _terminal()
             if questions is None:
                 raise InputError("with the log on stdin, questions need a terminal: pass the log as a file instead")
-        settings = load_settings(
-            model=model,
-            api_base=api_base,
-            retrieval=retrieval,
-            llm_timeout=llm_timeout,
-            max_tokens=max_tokens,
-            context=context,
-            fast=fast or None,
-        )
+        settings = model_settings(model, api_base, retrieval, llm_timeout, max_tokens, context, fast)
         llm, index = open_backends(settings)
         result = diagnose(resolve_sources(paths), settings=settings, llm=llm, index=index)
         out = console()

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from diagnose.cli.errors import handle_errors
-from diagnose.cli.llm import ContextOption, FastOption, LLMTimeoutOption, MaxTokensOption
+from diagnose.cli.llm import ContextOption, FastOption, LLMTimeoutOption, MaxTokensOption, model_settings
 from diagnose.cli.output import console, err_console
 
 if TYPE_CHECKING:
@@ -68,17 +68,8 @@ def register(app: typer.Typer) -> None:
         from diagnose.evaluation.run import markdown_report, run_suite
         from diagnose.evaluation.score import baseline_record, compare
         from diagnose.pipeline import open_backends
-        from diagnose.settings import load_settings
 
-        settings = load_settings(
-            model=model,
-            api_base=api_base,
-            retrieval=retrieval,
-            llm_timeout=llm_timeout,
-            max_tokens=max_tokens,
-            context=context,
-            fast=fast or None,
-        )
+        settings = model_settings(model, api_base, retrieval, llm_timeout, max_tokens, context, fast)
         if chat:
             _chat_eval(settings, json_, report, split=split, cases=cases)
             return

@@ -6,12 +6,15 @@ Also the model options every command that can ask a model shares (``--llm-timeou
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from diagnose.cli.errors import handle_errors
 from diagnose.cli.output import console
+
+if TYPE_CHECKING:
+    from diagnose.settings import Settings
 
 app = typer.Typer(no_args_is_help=True, help="The optional LLM backend (any litellm model string).")
 
@@ -32,6 +35,31 @@ ContextOption = Annotated[
 FastOption = Annotated[
     bool, typer.Option("--fast", help="For small local CPU models: 2k tokens of log windows, fewer candidates, shorter answers.")
 ]
+
+
+def model_settings(
+    model: str | None,
+    api_base: str | None,
+    retrieval: bool | None,
+    llm_timeout: float | None,
+    max_tokens: int | None,
+    context: int | None,
+    fast: bool,
+) -> Settings:
+    """Settings from the flags every command that can ask a model shares; a flag not given (None, ``--fast`` left
+    off) defers to the environment and ``config.toml``."""
+    from diagnose.settings import load_settings
+
+    return load_settings(
+        model=model,
+        api_base=api_base,
+        retrieval=retrieval,
+        llm_timeout=llm_timeout,
+        max_tokens=max_tokens,
+        context=context,
+        fast=fast or None,
+    )
+
 
 CHECK_LOG = """\
 [rank0]:[W1128 14:24:01 ProcessGroupNCCL.cpp:4115] using GPU 0 to perform barrier
@@ -70,11 +98,9 @@ def check(
     """Say which model is configured and what is missing, then send one small diagnosis request (the JSON answer
     ``diagnose log`` relies on) and say whether its answer would be used; exit 1 when it would not.
     """
-    from diagnose.settings import load_settings, user_dir
+    from diagnose.settings import user_dir
 
-    settings = load_settings(
-        model=model, api_base=api_base, llm_timeout=llm_timeout, max_tokens=max_tokens, context=context, fast=fast or None
-    )
+    settings = model_settings(model, api_base, None, llm_timeout, max_tokens, context, fast)
     out = console()
     if not settings.model:
         out.print("No model configured: diagnose runs rules + encyclopedia + retrieval, fully offline.")

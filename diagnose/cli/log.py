@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from diagnose.cli.errors import handle_errors
-from diagnose.cli.llm import ContextOption, FastOption, LLMTimeoutOption, MaxTokensOption
+from diagnose.cli.llm import ContextOption, FastOption, LLMTimeoutOption, MaxTokensOption, model_settings
 from diagnose.cli.output import console, err_console, write_stdout
 from diagnose.errors import InputError
 from diagnose.parse.ingest import Source, read_chunks, resolve_sources
@@ -119,17 +119,8 @@ def register(app: typer.Typer) -> None:
           diagnose log run.tar.gz
         """
         from diagnose.pipeline import diagnose, open_backends
-        from diagnose.settings import load_settings
 
-        settings = load_settings(
-            model=model,
-            api_base=api_base,
-            retrieval=retrieval,
-            llm_timeout=llm_timeout,
-            max_tokens=max_tokens,
-            context=context,
-            fast=fast or None,
-        )
+        settings = model_settings(model, api_base, retrieval, llm_timeout, max_tokens, context, fast)
         sources = resolve_sources(paths)
         llm, index = open_backends(settings)
         with _progress(sources, json_to_pipe=json_ and not sys.stdout.isatty(), forced=progress_) as progress:
