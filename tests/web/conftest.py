@@ -140,3 +140,27 @@ def read_events(response: httpx.Response) -> list[tuple[str, object]]:
         data = "".join(line[5:].strip() for line in block.splitlines() if line.startswith("data:"))
         events.append((name, json.loads(data)))
     return events
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+"""Debian's Chromium, driven by playwright (no browser download)."""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """A headless Chromium for the page tests; they skip with a message when Chromium or playwright is absent."""
+    if not CHROMIUM.exists():
+        pytest.skip("/usr/bin/chromium is absent (apt-get install chromium); the browser test needs Debian's Chromium")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()

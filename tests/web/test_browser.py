@@ -8,7 +8,6 @@ tmp_path, or to docs/screenshots when DIAGNOSE_UPDATE_SCREENSHOTS=1.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,26 +18,6 @@ from .conftest import EXAMPLE_OOM, REPO, TOKEN, Server, running_server
 from .samples import SECRETS, fake_model, planted_log
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if not CHROMIUM.exists():
-        pytest.skip("/usr/bin/chromium is absent (apt-get install chromium); the browser test needs Debian's Chromium")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ import io
 import os
 import tarfile
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -22,15 +21,6 @@ import pytest
 
 from .conftest import REPO, Server
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SVG = "{http://www.w3.org/2000/svg}"
 
 
@@ -92,17 +82,6 @@ def test_a_single_rank_diagnosis_has_no_timeline(client: httpx.Client) -> None:
     text = "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
     created = client.post("/api/diagnoses", content=text, headers={"Content-Type": "text/plain"}).json()
     assert created["diagnosis"]["initiating_rank"] == 1 and created["timeline_svg"] is None
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if not CHROMIUM.exists():
-        pytest.skip("/usr/bin/chromium is absent (apt-get install chromium); the browser test needs Debian's Chromium")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 DROP_DUMPS = """(files) => {
