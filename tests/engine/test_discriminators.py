@@ -142,3 +142,48 @@ def test_a_straggler_before_another_failure_is_a_note_not_the_root_cause(tmp_pat
     diagnosis = _run(tmp_path, _reports([1.0, 2.0, 2.0, 2.1]) + "\n" + oom + "\n")
     assert diagnosis.root_cause.id == "cuda-oom"
     assert any("rank 37 was the slowest rank" in note for note in diagnosis.notes)
+
+
+INPUT_TIME = (
+    "[rank{rank}]: 07/22 16:{minute:02d}:03 - mmengine - INFO - Epoch(train) [1][{it}/5000]  time: {step:.4f}  data_time: {data:.4f}"
+)
+ALLREDUCE_TIMEOUT = (
+    "[rank{rank}]:[E ProcessGroupNCCL.cpp:577] [Rank {rank}] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=5298, OpType=ALLREDUCE, NumelIn=75497472, NumelOut=75497472, Timeout(ms)=600000) ran for 600170 "
+    "milliseconds before timing out."
+)
+
+
+def _input_times(slow: dict[int, list[float]], ranks: int = 4, steps: int = 5) -> str:
+    lines = []
+    for step in range(steps):
+        for rank in range(ranks):
+            data = slow.get(rank, [0.04] * steps)[step]
+            lines.append(INPUT_TIME.format(rank=rank, minute=step, it=(step + 1) * 10, step=0.4 + data, data=data))
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    ("slow", "expected", "rank"),
+    [
+        ({}, "nccl-timeout-hang", None),  # every rank reads its data quickly: the hang is the answer
+        ({2: [0.04, 0.05, 0.09, 0.08, 0.12]}, "nccl-timeout-hang", None),  # a few times slower, by milliseconds
+        ({2: [0.04, 0.05, 30.0, 0.05, 0.04]}, "nccl-timeout-hang", None),  # one slow batch, then healthy again
+        ({2: [0.05, 2.5, 8.0, 24.0, 24.0]}, "straggler-rank", 2),  # rank 2 waits on its input, the others on rank 2
+    ],
+)
+def test_per_rank_input_times_name_a_straggler_only_when_one_rank_stays_far_slower(
+    tmp_path: Path, slow: dict[int, list[float]], expected: str, rank: int | None
+) -> None:
+    timeouts = "\n".join(ALLREDUCE_TIMEOUT.format(rank=r) for r in (0, 1, 3))
+    diagnosis = _run(tmp_path, _input_times(slow) + "\n" + timeouts + "\n")
+    assert diagnosis.root_cause.id == expected
+    if rank is not None:
+        assert diagnosis.initiating_rank == rank
+
+
+def test_an_input_straggler_before_another_failure_is_a_note(tmp_path: Path) -> None:
+    oom = OOM.format(r=1, req="2.00 GiB", cap="79.15 GiB", frag="40.00 MiB")
+    diagnosis = _run(tmp_path, _input_times({3: [0.05, 3.0, 6.0, 9.0, 12.0]}) + "\n" + oom + "\n")
+    assert diagnosis.root_cause.id == "cuda-oom"
+    assert any("rank 3 was the slowest rank" in note and "median input time" in note for note in diagnosis.notes)
