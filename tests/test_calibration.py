@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from diagnose.engine.calibration import confidence
-from diagnose.evaluation.calibrate import OFF, fit, fit_retrieval_threshold
+from diagnose.evaluation.calibrate import MIN_SUPPORT, OFF, Sample, SampleKind, dev_samples, fit, fit_retrieval_threshold, precision_curve
 
 
 def _row(score: float, correct: bool) -> dict[str, object]:
@@ -33,16 +33,36 @@ def test_engine_confidence_comes_from_the_shipped_table() -> None:
     assert 0.0 < low <= high <= 1.0
 
 
-def _noted(similarity: float, proposed: str, expected: str) -> dict[str, object]:
-    note = f"retrieval: nearest example of {proposed} at similarity {similarity:.2f} (threshold 1.01): x; below the threshold"
+def _noted(margin: float, proposed: str, expected: str) -> dict[str, object]:
+    note = f"retrieval: nearest example of {proposed} by a margin of {margin:.2f} (similarity 0.80) (threshold 1.01): x; below"
     return {"split": "dev", "expected": expected, "notes": [note]}
 
 
-def test_the_retrieval_threshold_needs_right_dev_proposals_above_it() -> None:
-    rows = [_noted(0.9, "cuda-oom", "cuda-oom"), _noted(0.8, "disk-full", "disk-full"), _noted(0.75, "segfault", "segfault")]
-    assert fit_retrieval_threshold([*rows, _noted(0.5, "segfault", "unknown")]) == 0.75
-    # right proposals only below a wrong one, or too few of them: no threshold is backed by dev, the fallback stays off
-    assert fit_retrieval_threshold([_noted(0.4, "cuda-oom", "cuda-oom"), _noted(0.65, "segfault", "unknown")]) == OFF
-    assert fit_retrieval_threshold(rows[:2]) == OFF
+def _samples(margin: float, right: int, wrong: int = 0, kind: SampleKind = "held-out") -> list[Sample]:
+    return [Sample("c", kind, margin, "cuda-oom", True)] * right + [Sample("c", kind, margin, "segfault", False)] * wrong
+
+
+def test_the_retrieval_threshold_needs_enough_right_held_out_proposals_above_it() -> None:
+    samples = _samples(0.9, 6) + _samples(0.7, 5, 1) + _samples(0.3, 4, 6) + _samples(0.2, 0, 3, kind="unknown")
+    assert fit_retrieval_threshold(samples) == 0.7  # 11 right of 12 from 0.7; from 0.3 only 15 of 22
+    assert fit_retrieval_threshold(_samples(0.9, MIN_SUPPORT - 1)) == OFF  # too few right proposals: no threshold is backed
     assert fit_retrieval_threshold([]) == OFF
-    assert fit_retrieval_threshold([{**_noted(0.9, "cuda-oom", "cuda-oom"), "split": "test"}] * 5) == OFF
+    # precise at one point only: a wrong proposal above it, with support, keeps it from being the threshold
+    assert fit_retrieval_threshold(_samples(0.9, 12, 4) + _samples(0.5, 40)) == OFF  # 52 of 56 from 0.5, but 12 of 16 from 0.9
+
+
+def test_precision_curve_counts_proposals_and_wrongly_named_unknowns() -> None:
+    samples = _samples(0.8, 3, 1) + _samples(0.4, 1, 0) + _samples(0.6, 0, 1, kind="unknown")
+    low, high = precision_curve(samples, [0.5, 0.7])
+    assert low == {"threshold": 0.5, "proposed": 5, "right": 3, "precision": 0.6, "recall": 0.75, "unknown_proposed": 1}
+    assert high["proposed"] == 4 and high["unknown_proposed"] == 0
+
+
+def test_without_held_out_samples_the_dev_retrieval_notes_are_read_never_test() -> None:
+    rows = [_noted(0.6, "cuda-oom", "cuda-oom"), _noted(0.2, "segfault", "unknown"), {**_noted(0.9, "x", "x"), "split": "test"}]
+    assert [(s.margin, s.right, s.kind) for s in dev_samples(rows)] == [(0.6, True, "fallback"), (0.2, False, "unknown")]
+    table = fit([{**r, "got": "unknown", "score": 0.0, "correct": False} for r in rows])
+    assert table["retrieval_threshold"] == OFF
+    fitted = fit([], _samples(0.6, MIN_SUPPORT))
+    assert fitted["retrieval_threshold"] == 0.6
+    assert fitted["retrieval_fit"]["samples"]["held-out"] == MIN_SUPPORT

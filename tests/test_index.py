@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from diagnose.bundled import kb_dir
-from diagnose.encyclopedia.embedding import HashEmbedding, LiteLLMEmbedding, normalize
+from diagnose.encyclopedia.embedding import HashEmbedding, LiteLLMEmbedding, Specificity, features, normalize
 from diagnose.encyclopedia.entries import SECTIONS, Entry, Signature, load_entries
 from diagnose.encyclopedia.index import COLLECTION, SKIPPED_SECTIONS, KBIndex, open_index
 from diagnose.encyclopedia.retrieval import excerpt, query_text, retrieve, signature_hits
@@ -307,3 +307,31 @@ def test_cli_index_and_search(kb_copy: Path, tmp_path: Path, monkeypatch: pytest
     assert passages[0]["entry_id"] == entry.id and {"entry_id", "section", "text", "score"} <= set(passages[0])
     text = runner.invoke(app, ["kb", "search", entry.title])
     assert text.exit_code == 0 and entry.id in text.stdout
+
+
+def test_nearest_examples_leave_out_the_signatures_named(index: KBIndex, kb_copy: Path) -> None:
+    entry = next(e for e in load_entries(kb_copy) if e.kind == "root-cause" and any(s.role == "initiating" for s in e.signatures))
+    signature = next(s for s in entry.signatures if s.role == "initiating")
+    line = signature.examples[0]
+    [hits] = index.nearest_examples([line], k=3)
+    assert hits[0].entry_id == entry.id and hits[0].score == pytest.approx(1.0, abs=1e-3) and hits[0].signature == signature.pattern
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    [held_out] = index.nearest_examples([line], without=[signature.pattern], k=5)
+    assert held_out and all(h.signature != signature.pattern for h in held_out)
+    assert index.nearest_examples(["", "  "]) == [[], []]
+
+
+def test_specificity_weighs_what_tells_entries_apart_over_shared_boilerplate() -> None:
+    specificity = Specificity(
+        {
+            "host-oom": ["RuntimeError: DataLoader worker (pid 1) is killed by signal: Killed."],
+            "segfault": ["RuntimeError: DataLoader worker (pid 2) is killed by signal: Segmentation fault."],
+            "shm": ["ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm)."],
+        }
+    )
+    line = specificity.weigh("RuntimeError: DataLoader worker (pid 9) is killed by signal: Bus error.")
+    scores = {text: Specificity.cosine(line, specificity.weigh(text)) for text in ("killed by signal: Killed.", "unexpected bus error")}
+    plain = features("RuntimeError: DataLoader worker (pid 9) is killed by signal: Bus error.")
+    assert Specificity.cosine(plain, features("RuntimeError: DataLoader worker (pid 1) is killed by signal: Killed.")) > 0.5
+    assert scores["unexpected bus error"] > scores["killed by signal: Killed."]
+    assert Specificity.cosine({}, line) == 0.0

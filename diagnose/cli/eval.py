@@ -83,9 +83,10 @@ def register(app: typer.Typer) -> None:
         if report:
             report.write_text(markdown_report(summary), encoding="utf-8")
         if calibrate:
-            from diagnose.evaluation.calibrate import fit
+            from diagnose.evaluation.calibrate import fit, held_out_samples
 
-            calibrate.write_text(json.dumps(fit(summary["results"]), indent=2) + "\n", encoding="utf-8")
+            samples = held_out_samples(suite, settings, index) if index is not None else None  # never the test split
+            calibrate.write_text(json.dumps(fit(summary["results"], samples), indent=2) + "\n", encoding="utf-8")
         if write_baseline:
             write_baseline.write_text(json.dumps(baseline_record(summary), indent=1) + "\n", encoding="utf-8")
         if baseline:

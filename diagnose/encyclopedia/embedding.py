@@ -86,6 +86,48 @@ def features(text: str) -> dict[str, float]:
     return {feature: _WEIGHTS[feature[0]] * (1.0 + math.log(n)) for feature, n in counts.items()}
 
 
+MESSAGE_WEIGHT = 2.0
+"""How many times a word of the message itself counts against the wrappers around it (``Specificity.weigh``)."""
+_MESSAGE_HEAD = re.compile(r"\b\w*(?:Error|Exception|error|exception)\b:")
+
+
+class Specificity:
+    """How much each feature says about *which* entry a line belongs to: inverse document frequency over entries.
+
+    Fitted on the encyclopedia's example lines grouped by entry: a feature every entry's examples share
+    (``RuntimeError``, ``srun error task exited``, ``killed by signal``) says little, one only a single entry's examples
+    have (``bus``, ``ecc``, ``illegal``) says much. ``similarity`` is the cosine of the two lines' features each
+    weighted by it, so a match on the message's distinctive words counts and a match on boilerplate barely does.
+    A feature no example has weighs as much as the rarest: words an example does not explain lower the similarity.
+    """
+
+    def __init__(self, groups: dict[str, list[str]]) -> None:
+        """``groups``: each entry's example lines."""
+        frequency: Counter[str] = Counter()
+        for texts in groups.values():
+            frequency.update({feature for text in texts for feature in features(text)})
+        self.groups = len(groups)
+        self._idf = {feature: math.log((self.groups + 1) / (n + 1)) for feature, n in frequency.items()}
+        self._unseen = math.log(self.groups + 1)
+
+    def weigh(self, text: str) -> dict[str, float]:
+        """The text's features, each weighted by its specificity; the message's own words (after its last
+        ``...Error:`` / ``...Exception:`` head) count ``MESSAGE_WEIGHT`` times: wrappers repeat, the message tells."""
+        weighted = {feature: weight * self._idf.get(feature, self._unseen) for feature, weight in features(text).items()}
+        heads = list(_MESSAGE_HEAD.finditer(text))
+        if heads and text[heads[-1].end() :].strip():
+            for feature in features(text[heads[-1].end() :]):
+                weighted[feature] *= MESSAGE_WEIGHT
+        return weighted
+
+    @staticmethod
+    def cosine(first: dict[str, float], second: dict[str, float]) -> float:
+        """Cosine similarity of two weighted feature sets (0 when either is empty)."""
+        dot = sum(weight * second.get(feature, 0.0) for feature, weight in first.items())
+        norms = math.sqrt(sum(w * w for w in first.values())) * math.sqrt(sum(w * w for w in second.values()))
+        return dot / norms if norms else 0.0
+
+
 class _ChromaProtocol:
     """The parts of chromadb's EmbeddingFunction protocol that are the same for both embedders."""
 

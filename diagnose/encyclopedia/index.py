@@ -12,14 +12,14 @@ from __future__ import annotations
 import fcntl
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from diagnose.bundled import kb_dir
-from diagnose.encyclopedia.embedding import HashEmbedding, LiteLLMEmbedding, embedder_for
+from diagnose.encyclopedia.embedding import HashEmbedding, LiteLLMEmbedding, Specificity, embedder_for
 from diagnose.encyclopedia.entries import SECTIONS, Entry, content_hash, parse_entry
 from diagnose.encyclopedia.index_models import ExampleHit, IndexStats, Passage
 from diagnose.errors import ConfigError, KBError
@@ -27,7 +27,12 @@ from diagnose.settings import Settings, user_dir
 
 COLLECTION = "diagnose-kb"
 EXAMPLES = "diagnose-kb-examples"
-"""A second collection: one document per signature example line (the retrieval fallback's neighbours)."""
+"""A second collection: one document per signature example line (the retrieval fallback's neighbours), with its
+entry and its signature's pattern in the metadata."""
+CANDIDATES = 25
+"""Examples the vector store returns per line at least, ranked again by specificity (``KBIndex.nearest_examples``)."""
+EXAMPLES_LAYOUT = "2"
+"""The examples collection's layout (2: the signature pattern in each example's metadata); a change rebuilds it."""
 SKIPPED_SECTIONS = frozenset({"Related"})
 """Sections not indexed: 'Related' names other entries, so matching it would point at the wrong one."""
 
@@ -60,6 +65,7 @@ class KBIndex:
         self.kb_dir = kb_dir
         self._collection: Any = None
         self._count = 0
+        self._weights: tuple[str, Specificity] | None = None
 
     @property
     def client(self) -> Any:
@@ -174,7 +180,7 @@ class KBIndex:
             return self._current_examples()
 
     def _current_examples(self) -> Any:
-        signature = self._signature()
+        signature = {**self._signature(), "layout": EXAMPLES_LAYOUT}
         try:
             collection = self.client.get_collection(EXAMPLES)
         except Exception:  # not found (chromadb raises NotFoundError or ValueError depending on the backend)
@@ -184,7 +190,7 @@ class KBIndex:
         if collection is not None:
             self.client.delete_collection(EXAMPLES)
         rows = {
-            (entry.id, example): None
+            (entry.id, sig.pattern, example): None
             for entry in _read_entries(self.kb_dir)
             if entry.kind == "root-cause"
             for sig in entry.signatures
@@ -194,28 +200,63 @@ class KBIndex:
         collection = self.client.create_collection(
             EXAMPLES, embedding_function=self.embedder, metadata=signature, configuration={"hnsw": {"space": "cosine"}}
         )
-        pairs = list(rows)
+        triples = list(rows)
         collection.add(
-            ids=[f"{entry_id}#{i}" for i, (entry_id, _) in enumerate(pairs)],
-            documents=[e for _, e in pairs],
-            metadatas=[{"entry_id": entry_id} for entry_id, _ in pairs],
-            embeddings=self.embedder([e for _, e in pairs]),
+            ids=[f"{entry_id}#{i}" for i, (entry_id, _, _) in enumerate(triples)],
+            documents=[example for _, _, example in triples],
+            metadatas=[{"entry_id": entry_id, "signature": pattern} for entry_id, pattern, _ in triples],
+            embeddings=self.embedder([example for _, _, example in triples]),
         )
         return collection
 
-    def nearest_examples(self, lines: list[str]) -> list[ExampleHit | None]:
-        """For each line, the nearest example of a root-cause entry's initiating signature (None for an empty line)."""
+    def _specificity(self, collection: Any) -> Specificity:
+        """The examples' feature specificity (fitted on every example, grouped by entry), once per collection build."""
+        key = json.dumps(collection.metadata or {}, sort_keys=True)
+        if self._weights is None or self._weights[0] != key:
+            rows = collection.get(include=["documents", "metadatas"])
+            groups: dict[str, list[str]] = {}
+            for document, metadata in zip(rows["documents"], rows["metadatas"], strict=True):
+                groups.setdefault(str(metadata["entry_id"]), []).append(document)
+            self._weights = (key, Specificity(groups))
+        return self._weights[1]
+
+    def nearest_examples(self, lines: list[str], *, without: Iterable[str] = (), k: int = 1) -> list[list[ExampleHit]]:
+        """For each line, its ``k`` nearest examples of root-cause entries' initiating signatures, nearest first
+        (none for an empty line).
+
+        The vector store gives each line its ``CANDIDATES`` nearest examples; they are ranked again, and scored, by
+        the cosine of their features weighted by specificity (``Specificity``): what decides is the words that tell
+        entries apart, not the boilerplate they share. ``without``: signature patterns whose examples are left out
+        (``Finding.signature``); the calibration asks what a log's lines would find if the signatures that fired on
+        them did not exist.
+        """
         wanted = [line for line in lines if line.strip()]
-        if not wanted:
-            return [None] * len(lines)
-        result = self._examples().query(
-            query_embeddings=self.embedder.embed_query(wanted), n_results=1, include=["documents", "metadatas", "distances"]
+        excluded = sorted(set(without))
+        if not wanted or k <= 0:
+            return [[] for _ in lines]
+        collection = self._examples()
+        specificity = self._specificity(collection)
+        result = collection.query(
+            query_embeddings=self.embedder.embed_query(wanted),
+            n_results=max(k, CANDIDATES),
+            where={"signature": {"$nin": excluded}} if excluded else None,
+            include=["documents", "metadatas"],
         )
-        hits = iter(
-            ExampleHit(entry_id=str(metas[0]["entry_id"]), example=docs[0], score=round(1.0 - dists[0], 4))
-            for docs, metas, dists in zip(result["documents"], result["metadatas"], result["distances"], strict=True)
-        )
-        return [next(hits) if line.strip() else None for line in lines]
+        found: list[list[ExampleHit]] = []
+        for line, docs, metas in zip(wanted, result["documents"], result["metadatas"], strict=True):
+            query = specificity.weigh(line)
+            hits = [
+                ExampleHit(
+                    entry_id=str(meta["entry_id"]),
+                    example=doc,
+                    score=round(Specificity.cosine(query, specificity.weigh(doc)), 4),
+                    signature=str(meta.get("signature", "")),
+                )
+                for doc, meta in zip(docs, metas, strict=True)
+            ]
+            found.append(sorted(hits, key=lambda hit: -hit.score)[:k])
+        answers = iter(found)
+        return [next(answers) if line.strip() else [] for line in lines]
 
 
 def _vanished(exc: Exception) -> bool:

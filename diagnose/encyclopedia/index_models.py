@@ -20,6 +20,7 @@ class ExampleHit(BaseModel):
     entry_id: str
     example: str
     score: float = Field(description="cosine similarity to the query line, -1..1")
+    signature: str = Field(default="", description="the pattern of the signature the example illustrates")
 
 
 class IndexStats(BaseModel):

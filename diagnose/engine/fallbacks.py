@@ -19,9 +19,11 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from diagnose.encyclopedia.entries import Entry
+from diagnose.encyclopedia.index_models import ExampleHit
 from diagnose.engine.attribution import VICTIM_EXITS, exits
 from diagnose.engine.calibration import retrieval_threshold
 from diagnose.engine.candidates import MIN_SCORE, Scored, chronological
@@ -30,6 +32,8 @@ from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding, LogLine
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from diagnose.encyclopedia.index import KBIndex
 
 TEARDOWN_ONLY = 0.5
@@ -37,10 +41,12 @@ TEARDOWN_ONLY = 0.5
 RETRIEVED_SCORE = 0.4
 """The score of a retrieved proposal: above MIN_SCORE, below any signature's answer."""
 MAX_LINES = 20
+CANDIDATES = 25
+"""Examples looked at per line (the vector store's nearest, scored again by specificity)."""
 LAUNCHER_EXCEPTION = re.compile(r"\b(?:ChildFailedError|SignalException|ProcessRaisedException|ProcessExitedException)\b")
 """Exceptions a launcher raises to report its workers (torchrun's agent, ``mp.spawn``), not a worker's own failure."""
 STOPPED_NOTE = "stopped by a person ({file}:{line}): the kill and abort lines after it are its consequences, not a root cause"
-RETRIEVAL_NOTE = "retrieval: nearest example of {entry} at similarity {score:.2f}"
+RETRIEVAL_NOTE = "retrieval: nearest example of {entry} by a margin of {margin:.2f} (similarity {score:.2f})"
 """The note's fixed head (``diagnose eval --calibrate`` reads it back to fit the threshold)."""
 
 
@@ -67,9 +73,19 @@ def _worker_raised(log: ParsedLog) -> bool:
     return any(e.kind == "traceback" and not LAUNCHER_EXCEPTION.search(e.anchor.text) for e in log.events)
 
 
-def _error_lines(log: ParsedLog) -> list[LogLine]:
+def _error_lines(log: ParsedLog, known: Iterable[str] | None = None) -> list[LogLine]:
+    """The error-like lines before any person's stop, tracebacks' last lines first.
+
+    ``known`` (for retrieval): the signature patterns still known; a line one of the log's findings of those explains
+    (a launcher's teardown, a cascade) is then left out, for retrieval looks for wording no signature knows.
+    """
     stopped = stops(log)  # what follows a person's stop is its consequence; signals are how processes were stopped
-    events = [e for e in log.events if e.kind in ("traceback", "error_line") and not after_stop(e.anchor, stopped)]
+    explained = set() if known is None else {(f.evidence.source, f.evidence.line) for f in log.findings if f.signature in known}
+    events = [
+        e
+        for e in log.events
+        if e.kind in ("traceback", "error_line") and not after_stop(e.anchor, stopped) and (e.anchor.source, e.anchor.line) not in explained
+    ]
     tracebacks = [e.anchor for e in events if e.kind == "traceback"]
     seen: dict[str, LogLine] = {}
     for line in [*tracebacks[::-1], *(e.anchor for e in events if e.kind != "traceback")]:
@@ -77,16 +93,52 @@ def _error_lines(log: ParsedLog) -> list[LogLine]:
     return list(seen.values())[:MAX_LINES]
 
 
+@dataclass(frozen=True)
+class Match:
+    """The entry whose examples come nearest to the log's unknown lines, and by how much it beats the others."""
+
+    line: LogLine
+    hit: ExampleHit
+    margin: float
+    """The best example's similarity minus the best similarity of any other entry's example (its own when alone)."""
+
+
+def nearest(log: ParsedLog, index: KBIndex, without: Iterable[str] = ()) -> Match | None:
+    """The entry nearest to the log's error lines (None without error lines or neighbours).
+
+    Each line's ``CANDIDATES`` nearest examples are scored by specificity (``KBIndex.nearest_examples``); each entry
+    keeps its best example over all lines. The decision is the ``margin``: an entry proposed must be near *and* nearer
+    than every other entry, for when two entries share a message (a watchdog's wrapper, a DataLoader worker's
+    signal line) the nearest one is a coin toss. ``without``: signature patterns whose examples are left out (the
+    calibration's held-out wording).
+    """
+    held_out = set(without)
+    lines = _error_lines(log, known={f.signature for f in log.findings} - held_out)
+    best: dict[str, tuple[LogLine, ExampleHit]] = {}
+    for line, hits in zip(lines, index.nearest_examples([line.text for line in lines], without=without, k=CANDIDATES), strict=True):
+        for hit in hits:
+            if hit.entry_id not in best or hit.score > best[hit.entry_id][1].score:
+                best[hit.entry_id] = (line, hit)
+    ranked = sorted(best.values(), key=lambda pair: -pair[1].score)
+    if not ranked:
+        return None
+    line, hit = ranked[0]
+    runner_up = ranked[1][1].score if len(ranked) > 1 else 0.0
+    return Match(line, hit, round(hit.score - runner_up, 4))
+
+
 def retrieved(log: ParsedLog, index: KBIndex, threshold: float | None = None) -> tuple[list[Scored], list[str]]:
-    """(a proposal from the nearest example when it is close enough, notes saying what was nearest)."""
-    lines = _error_lines(log)
-    hits = [(line, hit) for line, hit in zip(lines, index.nearest_examples([line.text for line in lines]), strict=True) if hit]
-    if not hits:
+    """(a proposal from the nearest example when it beats the others by the calibrated margin, notes saying what was
+    nearest)."""
+    found = nearest(log, index)
+    if found is None:
         return [], []
-    line, hit = max(hits, key=lambda pair: pair[1].score)
+    line, hit = found.line, found.hit
     limit = retrieval_threshold() if threshold is None else threshold
-    note = RETRIEVAL_NOTE.format(entry=hit.entry_id, score=hit.score) + f" (threshold {limit:.2f}): {hit.example[:200]}"
-    if hit.score < limit:
+    note = (
+        RETRIEVAL_NOTE.format(entry=hit.entry_id, margin=found.margin, score=hit.score) + f" (threshold {limit:.2f}): {hit.example[:200]}"
+    )
+    if found.margin < limit:
         return [], [note + "; below the threshold: not proposed"]
     finding = Finding(
         entry_id=hit.entry_id,

@@ -1,24 +1,57 @@
-"""Fit the confidence table: observed top-1 accuracy by score band, made non-decreasing.
+"""Fit the calibration: observed top-1 accuracy by score band, and the retrieval fallback's margin threshold.
 
 The table maps a top candidate's raw score to the share of eval cases that were right at that
 score, by the rule of succession ((right + 1) / (cases + 2): a band that was always right still
 says less than certain); ``diagnose.calibration.confidence`` reads it. Fitted on the labeled suite, so it is an
 in-sample estimate: it says how often this engine was right on these cases at that score.
+
+The retrieval threshold is fitted on held-out wording (``held_out_samples``): the fallback answers only logs whose
+wording no signature knows, and the labeled cases the rules get right are exactly the ones whose wording a
+signature knows. So each such case is looked up as if the signatures that fired on it did not exist (their examples
+left out of the vector store, every other example kept) and records (margin, nearest entry right?); a case the
+rules leave ``unknown`` records what the fallback itself would see; a case labeled ``unknown`` records its nearest
+entry's margin as a proposal that must not be made. Never fitted on the frozen test split.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from diagnose.encyclopedia.index import KBIndex
+    from diagnose.evaluation.cases import Case
+    from diagnose.settings import Settings
 
 EDGES = (0.0, 0.5, 0.7, 0.85, 0.95)
 TARGET_PRECISION = 0.9
-"""The retrieval fallback proposes an entry from the similarity at which its dev proposals are right this often."""
-MIN_SUPPORT = 3
-"""Right dev proposals at or above a threshold needed to trust it; with fewer, the fallback stays off."""
+"""The retrieval fallback proposes an entry from the margin at which its held-out proposals are right this often."""
+MIN_SUPPORT = 10
+"""Right held-out proposals at or above a threshold needed to trust it; with fewer, the fallback stays off."""
 OFF = 1.01
-"""A threshold no cosine similarity reaches: the fallback never proposes."""
-_NOTE = re.compile(r"^retrieval: nearest example of (\S+) at similarity ([\d.]+)")
+"""A threshold no margin reaches (margins are differences of cosines, at most 1): the fallback never proposes."""
+_NOTE = re.compile(r"^retrieval: nearest example of (\S+) by a margin of (-?[\d.]+)")
+
+SampleKind = Literal["held-out", "fallback", "unknown"]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One retrieval lookup on a labeled case: how near its nearest example was, and whether that entry is right.
+
+    ``held-out``: a case the rules name rightly, looked up without the signatures that fired on it;
+    ``fallback``: a case the rules leave ``unknown`` although it has a class (what the fallback sees);
+    ``unknown``: a case labeled ``unknown`` (any proposal is wrong).
+    """
+
+    case: str
+    kind: SampleKind
+    margin: float
+    """How much nearer the nearest entry's best example is than any other entry's (``fallbacks.nearest``)."""
+    proposed: str
+    right: bool
 
 
 def _monotone(values: list[tuple[float, int]]) -> list[float]:
@@ -37,30 +70,94 @@ def _monotone(values: list[tuple[float, int]]) -> list[float]:
     return out
 
 
-def fit_retrieval_threshold(results: list[dict[str, Any]]) -> float:
-    """The lowest similarity at which the nearest example's entry is right TARGET_PRECISION of the time on dev cases.
+def held_out_samples(cases: Iterable[Case], settings: Settings, index: KBIndex) -> list[Sample]:
+    """One retrieval sample per usable non-test case (see the module docstring); cases the rules name wrongly are
+    skipped (no wording there to hold out), as are logs without error lines."""
+    from diagnose.engine.fallbacks import nearest
+    from diagnose.parse.ingest import resolve_sources
+    from diagnose.pipeline import diagnose
 
-    Read from each result's retrieval note (written whatever the threshold in force). A threshold needs at least
-    MIN_SUPPORT right proposals at or above it: when no similarity has that support, the fallback stays OFF, for a
-    threshold above every dev proposal seen would be a guess that no dev case backs.
-    """
-    seen: list[tuple[float, bool]] = []
+    samples: list[Sample] = []
+    for case in cases:
+        if case.split == "test":
+            continue
+        result = diagnose(resolve_sources([str(case.log_path)]), settings=settings)  # the rules alone
+        accepted = {case.label.class_, *case.label.accept}
+        got = result.diagnosis.root_cause.id
+        # the root-cause signatures that named a cause are held out; a teardown or cascade line stays known as one
+        fired = {finding.signature for finding in result.log.findings if finding.role == "initiating"}
+        if case.label.class_ == "unknown":
+            kind: SampleKind = "unknown"
+        elif got == "unknown":
+            kind = "fallback"
+        elif got in accepted:
+            kind = "held-out"
+        else:
+            continue
+        found = nearest(result.log, index, without=fired)
+        if found is not None:
+            samples.append(Sample(case.id, kind, found.margin, found.hit.entry_id, kind != "unknown" and found.hit.entry_id in accepted))
+    return samples
+
+
+def dev_samples(results: list[dict[str, Any]]) -> list[Sample]:
+    """The retrieval notes of ``diagnose eval --json`` results on dev (the fallback's own lookups, no held-out wording)."""
+    samples: list[Sample] = []
     for row in results:
         if row.get("split") != "dev":
             continue
         for note in row.get("notes", []):
             match = _NOTE.match(note)
             if match:
-                seen.append((float(match.group(2)), match.group(1) == row["expected"]))
-    for threshold in sorted({score for score, _ in seen}):
-        proposed = [right for score, right in seen if score >= threshold]
-        if sum(proposed) >= max(MIN_SUPPORT, TARGET_PRECISION * len(proposed)):
+                kind: SampleKind = "unknown" if row["expected"] == "unknown" else "fallback"
+                samples.append(Sample(row.get("id", ""), kind, float(match.group(2)), match.group(1), match.group(1) == row["expected"]))
+    return samples
+
+
+def precision_curve(samples: list[Sample], thresholds: Iterable[float] | None = None) -> list[dict[str, Any]]:
+    """Per threshold: proposals made at or above it, how many were right, precision, recall (of the samples whose
+    nearest entry is right, the share proposed) and how many ``unknown`` cases would wrongly get a proposal."""
+    steps = sorted({round(s.margin, 2) for s in samples}) if thresholds is None else sorted(thresholds)
+    rightable = sum(s.right for s in samples)
+    rows = []
+    for threshold in steps:
+        proposed = [s for s in samples if s.margin >= threshold]
+        right = sum(s.right for s in proposed)
+        rows.append(
+            {
+                "threshold": round(threshold, 3),
+                "proposed": len(proposed),
+                "right": right,
+                "precision": round(right / len(proposed), 3) if proposed else None,
+                "recall": round(right / rightable, 3) if rightable else None,
+                "unknown_proposed": sum(s.kind == "unknown" for s in proposed),
+            }
+        )
+    return rows
+
+
+def fit_retrieval_threshold(samples: list[Sample]) -> float:
+    """The lowest margin from which the nearest example's entry is right TARGET_PRECISION of the time, at that
+    threshold and at every higher one that still has MIN_SUPPORT right proposals (a threshold whose precision
+    only holds at one point is noise). With no such margin the fallback stays OFF: a threshold no sample backs
+    would be a guess."""
+    ordered = sorted({s.margin for s in samples})
+    good = []
+    for threshold in ordered:
+        proposed = [s.right for s in samples if s.margin >= threshold]
+        supported = sum(proposed) >= MIN_SUPPORT
+        good.append((threshold, supported, not supported or sum(proposed) >= TARGET_PRECISION * len(proposed)))
+    for i, (threshold, supported, _) in enumerate(good):
+        if supported and all(ok for _, _, ok in good[i:]):
             return threshold
     return OFF
 
 
-def fit(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """The calibration table from ``diagnose eval --json`` results (never from the frozen test split)."""
+def fit(results: list[dict[str, Any]], samples: list[Sample] | None = None) -> dict[str, Any]:
+    """The calibration table from ``diagnose eval --json`` results and retrieval samples (never the frozen test split).
+
+    Without ``samples`` (no index), the retrieval threshold is fitted on the dev results' own retrieval notes.
+    """
     results = [r for r in results if r.get("split") != "test"]
     scored = [r for r in results if r["got"] not in ("unknown", "error")]
     bands = []
@@ -70,8 +167,13 @@ def fit(results: list[dict[str, Any]]) -> dict[str, Any]:
         bands.append((low, accuracy, len(rows)))
     kept = [b for b in bands if b[2]]
     smoothed = _monotone([(acc, n) for _, acc, n in kept])
+    fitted_on = dev_samples(results) if samples is None else samples
+    threshold = fit_retrieval_threshold(fitted_on)
+    at = next((row for row in precision_curve(fitted_on, [threshold]) if row["proposed"]), None)
+    kinds = {kind: sum(s.kind == kind for s in fitted_on) for kind in ("held-out", "fallback", "unknown")}
     return {
         "fitted_on": f"{len(scored)} eval cases with a diagnosis (rules backend)",
         "bins": [{"min_score": low, "accuracy": round(acc, 3), "cases": n} for (low, _, n), acc in zip(kept, smoothed, strict=True)],
-        "retrieval_threshold": fit_retrieval_threshold(results),
+        "retrieval_threshold": threshold,
+        "retrieval_fit": {"samples": kinds, "at_threshold": at},
     }
