@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from diagnose.chat.answers_run import MACHINE, first_failure
+from diagnose.chat.answers_run import first_failure
 from diagnose.chat.facts import all_lines, entry_of, error_of, host_of, kb_cite, log_cite, pick_sentences
 from diagnose.chat.session import Answer, ChatSession, Citation
 from diagnose.parse.timestamps import YEARLESS, parse_timestamp
@@ -138,7 +138,9 @@ def resume(session: ChatSession, question: str) -> Answer:
             f"Resuming is what fails here{where}: the checkpoint does not match the model being built. Load it "
             "only with the same model configuration it was saved with."
         ]
-    elif rid in MACHINE:
+    elif entry.fault == "person":
+        parts = [f"Yes: resume from the last checkpoint; nothing failed, a person stopped the run{where}."]
+    elif entry.fault == "machine":
         away = f" away from {host}" if host else " on healthy nodes"
         parts = [f"Yes: resume from the last checkpoint{away}; the fault was in the machine, not in the model state{where}."]
     else:

@@ -25,9 +25,6 @@ from diagnose.chat.facts import (
 from diagnose.chat.session import Answer, ChatSession, Citation
 from diagnose.encyclopedia.entries import Entry
 
-TIMEOUT_HELPS = frozenset({"straggler-rank", "dataloader-timeout"})
-BATCH_HELPS = frozenset({"cuda-oom", "cuda-memory-fragmentation"})
-NCCL_HELPS = frozenset({"nccl-init-failure", "nccl-network-failure", "nccl-ib-memlock"})
 _RELATED = re.compile(r"\[([a-z0-9-]+)\]\([^)]*\)\s*(?:[—-]+|:)\s*(.+)")
 
 
@@ -62,13 +59,14 @@ def _verdict(session: ChatSession, kind: str, name: str, entry: Entry | None, fa
     """The first sentence of a setting answer: yes, maybe or probably not, for this root cause."""
     d = session.diagnosis
     rid, rank = d.root_cause.id, d.initiating_rank
+    helps = set(entry.helped_by) if entry is not None else set()
     who = f"Rank {rank}" if rank is not None else "The failing process"
     if kind == "timeout":
-        if rid in TIMEOUT_HELPS:
+        if "longer-timeout" in helps:
             return f"Maybe, for a while: {rid} means a rank is slow but still progressing ({failed}); the fix is what slows it."
         return f"Probably not: a longer timeout only makes the other ranks wait longer. {who} did not just run slow, it failed ({failed})."
     if kind == "batch":
-        if rid in BATCH_HELPS:
+        if "smaller-batch" in helps:
             return f"Yes, likely: this is {d.root_cause.title}, and a smaller batch lowers the memory each step needs ({failed})."
         if rid == "host-oom-killed":
             return (
@@ -77,7 +75,7 @@ def _verdict(session: ChatSession, kind: str, name: str, entry: Entry | None, fa
             )
         return f"Probably not: this is {d.root_cause.title}, not GPU memory running out ({failed}); a smaller batch does not change it."
     if kind == "nccl":
-        if rid in NCCL_HELPS:
+        if "nccl-settings" in helps:
             return f"Maybe: {name} changes how NCCL connects, which is where this failure is ({failed})."
         return (
             f"Probably not: {name} changes how NCCL moves data, but this is {d.root_cause.title} ({failed}); "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from diagnose.chat.answers_run import DRAIN, NO_HOST_HINT, NO_RANK_HINT, first_failure, ranks_text, verdict
+from diagnose.chat.answers_run import NO_HOST_HINT, NO_RANK_HINT, first_failure, ranks_text, verdict
 from diagnose.chat.facts import (
     HOST_RE,
     entry_of,
@@ -27,6 +27,10 @@ def which_node(session: ChatSession, question: str) -> Answer:
     entry = entry_of(d)
     first = first_failure(d)
     cites: list[Citation] = [log_cite(first)] if first else []
+    if entry is not None and entry.fault == "person":
+        where = f" ({first.file}:{first.line})" if first else ""
+        text = f"No node needs draining: nothing failed; a person stopped the run{where}. {verdict(entry)}"
+        return Answer(answer=text, citations=cites, grounded=bool(cites))
     if d.initiating_rank is None:
         text = (
             "The log does not say which rank or node started the failure, so it does not say which node to drain. "
@@ -40,21 +44,21 @@ def which_node(session: ChatSession, question: str) -> Answer:
     failed = f" ({first.file}:{first.line}: `{error_of(first)}`)" if first else ""
     if host is None:
         parts = [f"Rank {rank} started the failure{failed}, but the log does not name its host."]
-        if d.root_cause.id in DRAIN:
+        if entry is not None and entry.drains_node:
             parts.append(f"What would answer it: {NO_HOST_HINT}; then drain the node that ran rank {rank}.")
         else:
             parts += [
                 f"Draining that node is not indicated anyway: {d.root_cause.title} is not a fault of the node, and the "
                 "job would fail the same way elsewhere.",
-                verdict(d.root_cause.id),
+                *([verdict(entry)] if entry is not None else []),
             ]
-    elif d.root_cause.id in DRAIN:
+    elif entry is not None and entry.drains_node:
         parts = [f"Drain {host}: it ran rank {rank}, where the failure started{failed}."]
     else:
         parts = [
             f"Rank {rank} ran on {host}{failed}, but draining {host} is not indicated: "
             f"{d.root_cause.title} is not a fault of the node, and the job would fail the same way elsewhere.",
-            verdict(d.root_cause.id),
+            *([verdict(entry)] if entry is not None else []),
         ]
     if entry is not None:
         picked = pick_sentences(entry, ("Fix", "How to confirm"), ("drain", "cordon", "exclude", "node"), 2)

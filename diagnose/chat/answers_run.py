@@ -19,35 +19,6 @@ from diagnose.chat.session import Answer, ChatSession, Citation
 from diagnose.encyclopedia.entries import Entry
 from diagnose.schema import Diagnosis, Evidence
 
-MACHINE = frozenset(
-    {
-        "gpu-hardware-fault",
-        "nccl-network-failure",
-        "process-preempted",
-        "straggler-rank",
-        "nan-on-one-rank",
-        "ssh-launch-failure",
-        "disk-full",
-    }
-)
-ENVIRONMENT = frozenset(
-    {
-        "cuda-driver-mismatch",
-        "import-abi-error",
-        "cpu-only-torch-build",
-        "hub-download-failure",
-        "rendezvous-failure",
-        "nccl-init-failure",
-        "nccl-ib-memlock",
-        "permission-denied",
-        "shm-exhausted",
-        "gpu-not-available",
-        "too-many-open-files",
-        "compile-failure",
-    }
-)
-DRAIN = MACHINE | {"gpu-not-available"}
-"""Causes where the node itself should leave the pool until it is fixed."""
 NO_RANK_HINT = (
     "rank prefixes on every line (`torchrun --tee 3`, or `--log-dir` for one file per rank) and "
     "`TORCH_NCCL_DUMP_ON_TIMEOUT=1`, so the first failing rank is visible"
@@ -58,13 +29,20 @@ NO_HOST_HINT = (
 )
 
 
-def verdict(entry_id: str) -> str:
-    """Machine, environment or code, in one sentence, for a root-cause id."""
-    if entry_id in MACHINE:
-        return "Verdict: hardware or the machine (the node, its GPU, network or scheduler), not your training code."
-    if entry_id in ENVIRONMENT:
-        return "Verdict: the environment (installation, drivers, network or container settings), not a broken GPU and not your model code."
-    return "Verdict: your code, data or configuration, not the hardware."
+VERDICTS = {
+    "machine": "Verdict: hardware or the machine (the node, its GPU, network or scheduler), not your training code.",
+    "environment": (
+        "Verdict: the environment (installation, drivers, network or container settings), not a broken GPU and not your model code."
+    ),
+    "code": "Verdict: your code, data or configuration, not the hardware.",
+    "person": "Verdict: neither: a person (or a tool acting for one) stopped the run, and nothing failed before it.",
+}
+"""One sentence per ``fault`` an entry declares in its front matter."""
+
+
+def verdict(entry: Entry) -> str:
+    """Machine, environment, code or a person's stop, in one sentence, from the entry's ``fault``."""
+    return VERDICTS[entry.fault]
 
 
 def first_failure(d: Diagnosis) -> Evidence | None:
@@ -157,7 +135,7 @@ def hardware_or_code(session: ChatSession, question: str) -> Answer:
             ),
             grounded=False,
         )
-    parts = [verdict(entry.id), f"The log shows {entry.title}."]
+    parts = [verdict(entry), f"The log shows {entry.title}."]
     cites: list[Citation] = []
     first = first_failure(d)
     if first is not None:

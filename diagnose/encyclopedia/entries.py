@@ -76,8 +76,20 @@ class Entry(BaseModel):
     tags: list[str] = Field(default_factory=list)
     related: list[str] = Field(default_factory=list)
     kind: Literal["root-cause", "collateral"] = "root-cause"
+    fault: Literal["code", "environment", "machine", "person"] = Field(
+        "code", description="whose problem it is: the code, data or config; the installation; the machine; a person's decision"
+    )
+    drain: bool | None = Field(None, description="the node should leave the pool until fixed (default: a machine fault)")
+    helped_by: list[Literal["longer-timeout", "smaller-batch", "nccl-settings"]] = Field(
+        default_factory=list, description="generic settings that can help with this cause"
+    )
     signatures: list[Signature] = Field(default_factory=list)
     sections: dict[str, str] = Field(default_factory=dict, description="H2 heading -> Markdown body")
+
+    @property
+    def drains_node(self) -> bool:
+        """True when the node should leave the pool until it is fixed."""
+        return self.fault == "machine" if self.drain is None else self.drain
 
     def section(self, name: str) -> str:
         """The Markdown body of one section ('' when absent)."""

@@ -1,4 +1,9 @@
-"""When no signature names a root cause: the launcher's teardown alone, then the nearest encyclopedia example.
+"""When no signature names a root cause: a person's stop, the launcher's teardown alone, then the nearest example.
+
+0. A person stopped the run (``DELIBERATE``: Ctrl-C, a closed terminal) and no process printed an error of its own
+   before the stop: the stop is how the run ended, and its entry is named, weakly, with no initiating rank (a
+   person is not a rank). An error before the stop that no entry knows leads an ``unknown`` answer instead: the
+   stop may have ended a run that was already failing.
 
 1. Only a launcher's teardown is in the log (``elastic-teardown``, ``mpi-abort``): its entry is named, weakly,
    when no worker printed an exception of its own (then that exception leads an ``unknown`` answer, with the
@@ -45,6 +50,8 @@ CANDIDATES = 25
 """Examples looked at per line (the vector store's nearest, scored again by specificity)."""
 LAUNCHER_EXCEPTION = re.compile(r"\b(?:ChildFailedError|SignalException|ProcessRaisedException|ProcessExitedException)\b")
 """Exceptions a launcher raises to report its workers (torchrun's agent, ``mp.spawn``), not a worker's own failure."""
+STOP_SHARE = 0.5
+"""A named stop weighs this share of its signature's weight: it says how the run ended, not what went wrong."""
 STOPPED_NOTE = "stopped by a person ({file}:{line}): the kill and abort lines after it are its consequences, not a root cause"
 RETRIEVAL_NOTE = "retrieval: nearest example of {entry} by a margin of {margin:.2f} (similarity {score:.2f})"
 """The note's fixed head (``diagnose eval --calibrate`` reads it back to fit the threshold)."""
@@ -71,6 +78,23 @@ def _worker_raised(log: ParsedLog) -> bool:
     """True when a process printed its own exception (not the launcher's report of it): the teardown is then not all
     the log shows; that exception, known to no entry, leads an ``unknown`` answer instead."""
     return any(e.kind == "traceback" and not LAUNCHER_EXCEPTION.search(e.anchor.text) for e in log.events)
+
+
+def named_stop(log: ParsedLog) -> list[Scored]:
+    """The person's stop, when nothing before it failed: how the run ended, with no rank."""
+    deliberate = [f for f in log.findings if f.entry_id in DELIBERATE]
+    stop_lines = {(f.evidence.source, f.evidence.line) for f in deliberate}
+    own_errors = [
+        line for line in _error_lines(log) if (line.source, line.line) not in stop_lines and not LAUNCHER_EXCEPTION.search(line.text)
+    ]
+    if not deliberate or own_errors:
+        return []
+    ordered = chronological(deliberate)
+    entry_id = ordered[0].entry_id
+    findings = [f.model_copy(update={"rank": None, "host": None}) for f in ordered if f.entry_id == entry_id]
+    score = round(max(f.weight for f in findings) * STOP_SHARE, 3)
+    first = stops(log)[0]
+    return [Scored(entry_id, score, findings, earliest=True, notes=[STOPPED_NOTE.format(file=first.source, line=first.line)])]
 
 
 def _error_lines(log: ParsedLog, known: Iterable[str] | None = None) -> list[LogLine]:
@@ -156,7 +180,7 @@ def retrieved(log: ParsedLog, index: KBIndex, threshold: float | None = None) ->
 
 def when_nothing_found(log: ParsedLog, entries: dict[str, Entry], index: KBIndex | None) -> tuple[list[Scored], list[str]]:
     """Candidates when the signatures found none (teardown only, then retrieval), and notes for an ``unknown``."""
-    named = teardown_only(log, entries)
+    named = named_stop(log) or teardown_only(log, entries)
     stopped = stops(log)
     notes = [STOPPED_NOTE.format(file=stopped[0].source, line=stopped[0].line)] if stopped else []
     if named or index is None:

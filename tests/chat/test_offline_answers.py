@@ -125,3 +125,14 @@ def test_resume_after_hardware_fault_says_where(nvlink: ChatSession) -> None:
 )
 def test_sentences_are_whole(markdown: str, expected: list[str]) -> None:
     assert sentences(markdown) == expected
+
+
+def test_a_person_stop_is_neither_hardware_nor_code_and_needs_no_drain() -> None:
+    session = open_session(case_log("r1801"))  # the agent got SIGHUP (a closed terminal) and stopped its 4 workers
+    assert session.diagnosis.root_cause.id == "user-interrupt"
+    verdict = ask(session, "Is this hardware or my code?")
+    assert verdict.answer.startswith("Verdict: neither: a person")
+    assert "No node needs draining" in ask(session, "Which node should I drain?").answer
+    resume = ask(session, "Can I resume from the checkpoint?")
+    assert resume.answer.startswith("Yes: resume from the last checkpoint; nothing failed")
+    assert _cites_existing_lines(resume, session)

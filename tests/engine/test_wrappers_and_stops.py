@@ -183,9 +183,16 @@ def test_the_shapes_of_one_exception(tmp_path: Path) -> None:
 )
 def test_a_person_stop_explains_the_kill_lines_after_it(tmp_path: Path, after: str) -> None:
     diagnosis = _run(tmp_path, CTRL_C + after + AGENT_SIGNALLED)
-    assert diagnosis.is_unknown
-    assert diagnosis.candidates == []
+    assert diagnosis.root_cause.id == "user-interrupt"  # how the run ended; no kill line after it is a candidate
+    assert [c.id for c in diagnosis.candidates] == ["user-interrupt"]
+    assert diagnosis.initiating_rank is None  # a person is not a rank
     assert any(n.startswith("stopped by a person (log.txt:3)") for n in diagnosis.notes)
+
+
+def test_an_unknown_error_before_the_stop_is_not_explained_by_it(tmp_path: Path) -> None:
+    failed = "[rank1]: ValueError: the batch sampler returned an empty batch\n"
+    diagnosis = _run(tmp_path, failed + CTRL_C + AGENT_SIGNALLED)
+    assert diagnosis.is_unknown  # the run may have been failing before the person stopped it
 
 
 def test_a_failure_before_the_stop_is_still_the_root_cause(tmp_path: Path) -> None:
@@ -210,7 +217,7 @@ def test_only_the_same_file_or_the_clock_proves_after_the_stop(tmp_path: Path) -
             "rank1.log": f"2025-08-17T02:40:45.100Z [rank1]: {WORKER_KILLED}",
         },
     ).diagnosis
-    assert timed.is_unknown
+    assert timed.root_cause.id == "user-interrupt"  # the kill came 36 s after the stop: its consequence
 
 
 def test_a_cancellation_alone_reports_no_failure(tmp_path: Path) -> None:
