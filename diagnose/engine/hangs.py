@@ -15,6 +15,9 @@ from diagnose.schema import Event
 
 SILENT_SHARE = 8
 """Ranks that never timed out count as the culprits only when they are at most 1/8 of the ranks seen."""
+MIN_TIMEOUTS_UNSTATED = 3
+"""Without the launcher's world size, ranks timing out before a rank counts as silent: two ranks of an excerpt that
+happen to be shown (0 and 2) say nothing about rank 1."""
 
 
 @dataclass
@@ -115,11 +118,13 @@ def silent_ranks(t: Timeouts, verdict: HangVerdict) -> bool:
     """A few ranks of the run that never timed out while the others did: they never joined (by elimination).
 
     The run's ranks come from the launcher's world size or, failing that, the contiguous ranks 0..highest seen,
-    so a rank 0 that never printed a line is found as well as one that printed something else.
+    so a rank 0 that never printed a line is found as well as one that printed something else. With only the ranks
+    seen to go by, it takes MIN_TIMEOUTS_UNSTATED ranks timing out.
     """
     world = world_ranks(t.log, t.timed_out)
     silent = sorted(set(world) - set(t.timed_out))
-    if not (len(t.timed_out) >= 2 and silent and len(silent) <= max(1, len(world) // SILENT_SHARE)):
+    enough = 2 if t.log.stated_world_size() is not None else MIN_TIMEOUTS_UNSTATED
+    if not (len(t.timed_out) >= enough and silent and len(silent) <= max(1, len(world) // SILENT_SHARE)):
         return False
     verdict.rank = silent[0]
     verdict.evidence = t.watchdogs[:1]

@@ -40,13 +40,17 @@ class ParsedLog(BaseModel):
 
     def world_size(self) -> int:
         """How many ranks the run had: the launcher's word (WORLD_SIZE, nnodes x nproc) or the ranks seen."""
-        sizes = [len(self.ranks)]
+        return max(len(self.ranks), self.stated_world_size() or 0)
+
+    def stated_world_size(self) -> int | None:
+        """The launcher's word on how many ranks the run had (WORLD_SIZE, nnodes x nproc), None when it says nothing."""
+        sizes = []
         for facts in self.launch.values():
             if facts.get("world_size"):
                 sizes.append(int(facts["world_size"]))
             if facts.get("nproc"):
                 sizes.append(int(facts["nproc"]) * int(facts.get("nnodes", "1")))
-        return max(sizes)
+        return max(sizes, default=None)
 
     def line_text(self, source: str, line: int) -> str | None:
         """The masked text of one line, if kept."""

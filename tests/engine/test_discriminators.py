@@ -99,6 +99,19 @@ def test_a_rank_that_never_reports_is_found_by_elimination(tmp_path: Path) -> No
     assert diagnosis.initiating_rank == 0  # rank 0 is a rank, not a missing value
 
 
+@pytest.mark.parametrize(
+    ("launch", "rank"),
+    [
+        ("", None),  # two ranks of an excerpt say nothing about the rank between them
+        ("WORLD_SIZE=3\n", 1),  # the launcher says there were three: rank 1 never joined
+    ],
+)
+def test_elimination_from_two_timeouts_needs_the_launchers_world_size(tmp_path: Path, launch: str, rank: int | None) -> None:
+    diagnosis = _run(tmp_path, launch + WATCHDOG.format(r=0) + WATCHDOG.format(r=2))
+    assert diagnosis.root_cause.id == "nccl-timeout-hang"
+    assert diagnosis.initiating_rank == rank
+
+
 def test_a_launcher_blaming_rank_0_keeps_rank_0(tmp_path: Path) -> None:
     text = (
         "E0801 12:06:44.742000 18684 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: 1) "
