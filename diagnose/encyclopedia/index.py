@@ -21,18 +21,12 @@ from urllib.parse import urlsplit
 from diagnose.bundled import kb_dir
 from diagnose.encyclopedia.embedding import HashEmbedding, LiteLLMEmbedding, Specificity, embedder_for
 from diagnose.encyclopedia.entries import SECTIONS, Entry, content_hash, parse_entry
+from diagnose.encyclopedia.example_lines import EXAMPLES_LAYOUT, current_examples, nearest, specificity_of
 from diagnose.encyclopedia.index_models import ExampleHit, IndexStats, Passage
 from diagnose.errors import ConfigError, KBError
 from diagnose.settings import Settings, user_dir
 
 COLLECTION = "diagnose-kb"
-EXAMPLES = "diagnose-kb-examples"
-"""A second collection: one document per signature example line (the retrieval fallback's neighbours), with its
-entry and its signature's pattern in the metadata."""
-CANDIDATES = 25
-"""Examples the vector store returns per line at least, ranked again by specificity (``KBIndex.nearest_examples``)."""
-EXAMPLES_LAYOUT = "2"
-"""The examples collection's layout (2: the signature pattern in each example's metadata); a change rebuilds it."""
 SKIPPED_SECTIONS = frozenset({"Related"})
 """Sections not indexed: 'Related' names other entries, so matching it would point at the wrong one."""
 
@@ -180,83 +174,22 @@ class KBIndex:
             return self._current_examples()
 
     def _current_examples(self) -> Any:
-        signature = {**self._signature(), "layout": EXAMPLES_LAYOUT}
-        try:
-            collection = self.client.get_collection(EXAMPLES)
-        except Exception:  # not found (chromadb raises NotFoundError or ValueError depending on the backend)
-            collection = None
-        if collection is not None and all((collection.metadata or {}).get(k) == v for k, v in signature.items()):
-            return collection
-        if collection is not None:
-            self.client.delete_collection(EXAMPLES)
-        rows = {
-            (entry.id, sig.pattern, example): None
-            for entry in _read_entries(self.kb_dir)
-            if entry.kind == "root-cause"
-            for sig in entry.signatures
-            if sig.role == "initiating"
-            for example in sig.examples
-        }
-        collection = self.client.create_collection(
-            EXAMPLES, embedding_function=self.embedder, metadata=signature, configuration={"hnsw": {"space": "cosine"}}
-        )
-        triples = list(rows)
-        collection.add(
-            ids=[f"{entry_id}#{i}" for i, (entry_id, _, _) in enumerate(triples)],
-            documents=[example for _, _, example in triples],
-            metadatas=[{"entry_id": entry_id, "signature": pattern} for entry_id, pattern, _ in triples],
-            embeddings=self.embedder([example for _, _, example in triples]),
-        )
-        return collection
+        return current_examples(self.client, self.embedder, {**self._signature(), "layout": EXAMPLES_LAYOUT}, _read_entries(self.kb_dir))
 
     def _specificity(self, collection: Any) -> Specificity:
-        """The examples' feature specificity (fitted on every example, grouped by entry), once per collection build."""
+        """The examples' feature specificity, fitted once per collection build."""
         key = json.dumps(collection.metadata or {}, sort_keys=True)
         if self._weights is None or self._weights[0] != key:
-            rows = collection.get(include=["documents", "metadatas"])
-            groups: dict[str, list[str]] = {}
-            for document, metadata in zip(rows["documents"], rows["metadatas"], strict=True):
-                groups.setdefault(str(metadata["entry_id"]), []).append(document)
-            self._weights = (key, Specificity(groups))
+            self._weights = (key, specificity_of(collection))
         return self._weights[1]
 
     def nearest_examples(self, lines: list[str], *, without: Iterable[str] = (), k: int = 1) -> list[list[ExampleHit]]:
         """For each line, its ``k`` nearest examples of root-cause entries' initiating signatures, nearest first
-        (none for an empty line).
-
-        The vector store gives each line its ``CANDIDATES`` nearest examples; they are ranked again, and scored, by
-        the cosine of their features weighted by specificity (``Specificity``): what decides is the words that tell
-        entries apart, not the boilerplate they share. ``without``: signature patterns whose examples are left out
-        (``Finding.signature``); the calibration asks what a log's lines would find if the signatures that fired on
-        them did not exist.
-        """
-        wanted = [line for line in lines if line.strip()]
-        excluded = sorted(set(without))
-        if not wanted or k <= 0:
+        (none for an empty line); ``without``: signature patterns whose examples are left out (see ``example_lines``)."""
+        if not any(line.strip() for line in lines) or k <= 0:
             return [[] for _ in lines]
         collection = self._examples()
-        specificity = self._specificity(collection)
-        result = collection.query(
-            query_embeddings=self.embedder.embed_query(wanted),
-            n_results=max(k, CANDIDATES),
-            where={"signature": {"$nin": excluded}} if excluded else None,
-            include=["documents", "metadatas"],
-        )
-        found: list[list[ExampleHit]] = []
-        for line, docs, metas in zip(wanted, result["documents"], result["metadatas"], strict=True):
-            query = specificity.weigh(line)
-            hits = [
-                ExampleHit(
-                    entry_id=str(meta["entry_id"]),
-                    example=doc,
-                    score=round(Specificity.cosine(query, specificity.weigh(doc)), 4),
-                    signature=str(meta.get("signature", "")),
-                )
-                for doc, meta in zip(docs, metas, strict=True)
-            ]
-            found.append(sorted(hits, key=lambda hit: -hit.score)[:k])
-        answers = iter(found)
-        return [next(answers) if line.strip() else [] for line in lines]
+        return nearest(collection, self.embedder, self._specificity(collection), lines, without=without, k=k)
 
 
 def _vanished(exc: Exception) -> bool:
