@@ -67,14 +67,17 @@ def _in_warning_record(log: ParsedLog, line: LogLine) -> bool:
         if NESTED_TRACEBACK in body or EXCEPTION_LINE.match(body):
             return False
         if RECORD_HEAD.match(body):
-            return bool(LOGGED_WARNING.search(text))
+            return bool(LOGGED_WARNING.search(text) or LOGGED_WARNING.search(body))
     return False
 
 
 def recovered(log: ParsedLog, finding: Finding) -> bool:
     """True when the finding is a warning (or continues one) or the library says, right after it, that it retried or fell back."""
     line = finding.evidence
-    if PYTHON_WARNING.search(line.text) or LOGGED_WARNING.search(line.text) or _in_warning_record(log, line):
+    body = body_of(line.text)  # after a launcher's or kubectl's prefix, where a record's level is anchored
+    if PYTHON_WARNING.search(line.text) or LOGGED_WARNING.search(line.text) or LOGGED_WARNING.search(body):
+        return True
+    if _in_warning_record(log, line):
         return True
     following = (log.line_text(line.source, line.line + step) for step in range(0, RECOVERY_WINDOW + 1))
     return any(text is not None and RECOVERED.search(text) for text in following)

@@ -123,15 +123,19 @@ def test_the_failure_report_global_rank_beats_the_agent_local_rank_for_the_same_
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("shm-exhausted", 5)
 
 
-def test_warnings_and_retried_errors_alone_are_no_root_cause(tmp_path: Path) -> None:
+@pytest.mark.parametrize("prefix", ["", "2025-02-04T07:30:03.123456789Z "])  # as printed, and under kubectl logs --timestamps
+def test_warnings_and_retried_errors_alone_are_no_root_cause(tmp_path: Path, prefix: str) -> None:
     text = (
         "[W204 07:30:03.000000310 socket.cpp:752] [c10d] The client socket has failed to connect to [localhost]:29500 "
         "(errno: 99 - Cannot assign requested address).\n"
-        "'(ReadTimeoutError(\"HTTPSConnectionPool(host='huggingface.co', port=443): Read timed out. (read timeout=10)\"), "
+        + "02/04/2025 07:30:08 - INFO - __main__ - loading Qwen/Qwen2.5-7B-Instruct\n"
+        * 4
+        + "'(ReadTimeoutError(\"HTTPSConnectionPool(host='huggingface.co', port=443): Read timed out. (read timeout=10)\"), "
         "'(Request ID: 5d1c)')' thrown while requesting HEAD https://huggingface.co/datasets/glue/resolve/main/README.md\n"
         "Retrying in 1s [Retry 1/5].\n"
         "02/04/2025 08:54:13 - INFO - __main__ - Model weights saved in /out/model.safetensors.index.json\n"
     )
+    text = "".join(prefix + line for line in text.splitlines(keepends=True))
     assert _run(tmp_path, text).root_cause.id == "unknown"
 
 
