@@ -180,7 +180,8 @@ def test_what_the_first_line_matched_alone_is_not_found_twice() -> None:
 
 @pytest.mark.parametrize(
     ("message", "root"),
-    [(OOM_FULL, "cuda-oom"), (OOM_FRAGMENTED, "cuda-memory-fragmentation"), (OOM_IN_A_RECORD, "cuda-memory-fragmentation")],
+    # vLLM's record: 737 MiB trapped could serve 546 MiB, but it is 4.6% of the card, under the 5% a dev case calls full
+    [(OOM_FULL, "cuda-oom"), (OOM_FRAGMENTED, "cuda-memory-fragmentation"), (OOM_IN_A_RECORD, "cuda-oom")],
 )
 def test_the_oom_accounting_is_read_from_the_joined_message(message: str, root: str) -> None:
     whole, wrapped = run([*FRAMES, message]).diagnosis, run([*FRAMES, *terminal(message)]).diagnosis

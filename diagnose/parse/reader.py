@@ -19,6 +19,7 @@ from diagnose.parse.events import (
     line_event,
     traceback_event,
 )
+from diagnose.parse.hard_wrap import Unwrapper
 from diagnose.parse.ingest import Chunk, Source, cut_long_lines, read_chunks
 from diagnose.parse.late_values import sweep_late_values
 from diagnose.parse.launch_facts import record_bus, record_launch
@@ -87,6 +88,7 @@ class LogReader:
         self._years: set[int] = set()
         self._dated: set[str] = set()
         self._replaced = 0
+        self._unwrapper = Unwrapper(redactor.redact_line, self.log.notes)
 
     def read(self, sources: Iterable[Source]) -> ParsedLog:
         """Read every source in order and return the ParsedLog."""
@@ -120,6 +122,7 @@ class LogReader:
         if self.progress:
             self.progress(len(chunk.text) + 1)
         self._census.add(text, name)
+        text, shown = self._unwrapper.chunk(name, chunk.text, text)  # a terminal's hard wrap: each line read whole
         # a big log's chunk is split into lines only when a pattern matched in it: most match nothing
         lines = cut_long_lines(text.split("\n")) if kept is not None else None
         hits = self.scanner.scan(text, lines)
@@ -127,7 +130,7 @@ class LogReader:
             lines = lines if lines is not None else cut_long_lines(text.split("\n"))
             self._hits(hits, lines, (index, chunk.first_line), where, excerpts=kept is None)
         if kept is not None and lines is not None:
-            kept.extend(lines)
+            kept.extend(cut_long_lines(shown) if shown is not None else lines)
             if self.log.line_count > KEEP_ALL_LINES:
                 self._drop_kept_lines()
                 return None

@@ -1,0 +1,107 @@
+"""Logs hard-wrapped at a terminal's width: each line's pieces read whole again, line numbers kept.
+
+A log copied out of tmux, screen or a narrow console is broken into pieces of exactly the terminal's width:
+a message no longer matches its signature, and a piece can match another entry's (``cannot open shared object
+file`` without the ``NCCL INFO`` that said it was a plugin probe). ``wrap_width`` tells such a source from its
+first chunk: its longest lines all have one length, more of them than of the lengths just below (a piece's
+remainder is as likely to be any length), and the line after one is a continuation, not a record of its own
+(a rank prefix, a date, a level, or the same start as the line before: lines cut at a fixed width, or one
+message repeated on every rank). ``unwrap`` then joins each wrapped line's pieces: the whole line stands at its
+first piece's number and the other pieces are blank for the signatures; the kept lines show the whole line
+at the first number and each piece as printed at its own, so every cited number and text is the file's.
+The decision uses the lengths of the lines as read (masking changes lengths), never their text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+MIN_WIDTH = 60
+MAX_WIDTH = 400
+MIN_WRAPPED = 3
+"""Lines at the width, at least: fewer say nothing."""
+NEAR = 10
+"""Lengths just below the width that a wrapped log has few of."""
+SPIKE = 2.0
+"""Lines at the width over lines NEAR below it, at least (a piece's remainder is as likely to be any length)."""
+MAX_NEW_RECORDS = 0.3
+"""Share of lines at the width followed by what starts a new record: above it, the lines were cut, not wrapped."""
+HEAD = 6
+NOTE = "{name} is hard-wrapped at {width} columns: each wrapped line is read whole, at its first line"
+_DIGITS = re.compile(r"\d+")
+RECORD_START = re.compile(
+    r"^(?:\s*\[?(?:rank|default|worker)?\d+\]?:|\[?\d{4}-\d\d-\d\d|[IWEF]\d{4} "
+    r"|\[?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b|Traceback |\s+File \")"
+)
+"""A line that starts a record of its own (a rank or task prefix, a date, a glog header, a level, a traceback)."""
+
+
+def wrap_width(lines: list[str]) -> int | None:
+    """The width the lines were hard-wrapped at, or None when they were not."""
+    lengths = [len(line) for line in lines]
+    width = max(lengths, default=0)
+    if not MIN_WIDTH <= width <= MAX_WIDTH:
+        return None
+    at = [i for i, n in enumerate(lengths) if n == width and i + 1 < len(lines) and lines[i + 1].strip()]
+    near = sum(1 for n in lengths if width - NEAR <= n < width)
+    if len(at) < MIN_WRAPPED or len(at) < SPIKE * near:
+        return None
+    new_records = sum(1 for i in at if _starts_record(lines[i + 1], lines[i]))
+    return width if new_records <= MAX_NEW_RECORDS * len(at) else None
+
+
+def _starts_record(line: str, before: str) -> bool:
+    """True when ``line`` starts like a record of its own: like the line before it (digits aside), or with a prefix."""
+    return _DIGITS.sub("#", line[:HEAD]) == _DIGITS.sub("#", before[:HEAD]) or bool(RECORD_START.match(line))
+
+
+def unwrap(lines: list[str], lengths: list[int], width: int, remask: Callable[[str], str]) -> tuple[list[str], list[str]]:
+    """(lines to scan, lines to keep) for masked ``lines`` whose lengths as read were ``lengths``.
+
+    A line as long as ``width`` continues on the next non-blank line; ``remask`` masks the joined line again, so a
+    value split by the wrap is masked whole (and then its pieces are kept blank, not as printed).
+    """
+    scan = list(lines)
+    keep = list(lines)
+    i = 0
+    while i < len(lines):
+        end = i
+        while end + 1 < len(lines) and lengths[end] == width and lines[end + 1].strip():
+            end += 1
+        if end > i:
+            joined = "".join(lines[i : end + 1])
+            whole = remask(joined)
+            scan[i] = keep[i] = whole
+            for j in range(i + 1, end + 1):
+                scan[j] = ""
+                if whole != joined:  # a value the wrap had cut is masked now: its pieces are not shown as printed
+                    keep[j] = ""
+        i = end + 1
+    return scan, keep
+
+
+class Unwrapper:
+    """Per source: the width from its first chunk (``wrap_width``), then each chunk of a wrapped one read whole."""
+
+    def __init__(self, remask: Callable[[str], str], notes: list[str]) -> None:
+        """``remask`` masks a joined line again; ``notes`` receives one line per wrapped source."""
+        self.remask = remask
+        self.notes = notes
+        self.widths: dict[str, int | None] = {}
+
+    def chunk(self, name: str, raw: str, masked: str) -> tuple[str, list[str] | None]:
+        """(the masked text to scan, the lines to keep: None when the source is not wrapped) for one chunk."""
+        if name not in self.widths:
+            self.widths[name] = wrap_width(raw.split("\n"))
+            if self.widths[name] is not None:
+                self.notes.append(
+                    f"{name} is hard-wrapped at {self.widths[name]} columns: each wrapped line is read whole, at its first line"
+                )
+        width = self.widths[name]
+        lengths = [len(line) for line in raw.split("\n")] if width is not None else []
+        lines = masked.split("\n") if width is not None else []
+        if width is None or len(lengths) != len(lines):
+            return masked, None
+        scanned, shown = unwrap(lines, lengths, width, self.remask)
+        return "\n".join(scanned), shown

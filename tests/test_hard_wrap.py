@@ -1,0 +1,92 @@
+"""A log hard-wrapped at a terminal's width is read whole again, at the first piece's line (``diagnose.parse.hard_wrap``).
+
+The lines are real ones: NCCL's plugin probe (``NET/Plugin : dlerror=libnccl-net.so: cannot open shared object
+file``, logged at INFO on every start without the optional plugin), the CUDA illegal-access error and c10's watchdog
+wording, as the kb entries quote them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from diagnose.parse.hard_wrap import unwrap, wrap_width
+from diagnose.pipeline import Result, diagnose
+from diagnose.settings import load_settings
+
+PLUGIN = (
+    "gpu-node-07:2817:2903 [0] NCCL INFO NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file: "
+    "No such file or directory No plugin found (libnccl-net.so), using internal implementation"
+)
+TRAINING = "[rank{r}]: step {s} | loss 2.{s:03d} | lr 3.0e-04 | tokens/s 154,221 | grad_norm 0.41 | mem 61.2 GiB | data 0.031s"
+ILLEGAL = "[rank3]: RuntimeError: CUDA error: an illegal memory access was encountered"
+ASYNC = "[rank3]: CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect."
+SECRET = "hf_QmVtZXJhbGRLaW5nZmlzaGVyU2VyZW5kaXB0eQ"
+
+
+def _wrap(lines: list[str], width: int) -> str:
+    """What a terminal of ``width`` columns shows: each line cut into pieces of exactly that width."""
+    out: list[str] = []
+    for line in lines:
+        while len(line) > width:
+            out.append(line[:width])
+            line = line[width:]
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def _log() -> list[str]:
+    training = [TRAINING.format(r=r, s=s) for s in range(100, 110) for r in range(4)]
+    return [PLUGIN] * 4 + training + [f"export HF_TOKEN={SECRET} && torchrun --nproc-per-node 4 train.py --resume"] + [ILLEGAL, ASYNC]
+
+
+def _run(tmp_path: Path, text: str) -> Result:
+    path = tmp_path / "train.log"
+    path.write_text(text, encoding="utf-8")
+    return diagnose([path], settings=load_settings(retrieval=False))
+
+
+def test_a_wrapped_log_is_read_as_printed(tmp_path: Path) -> None:
+    wrapped = _wrap(_log(), 80)
+    assert wrap_width(wrapped.split("\n")) == 80
+    result = _run(tmp_path, wrapped)
+    diagnosis = result.diagnosis
+    # the plugin probe's piece "...cannot open shared object file" is no import error: its NCCL INFO head is joined back
+    assert diagnosis.root_cause.id == "cuda-illegal-memory-access"
+    assert diagnosis.initiating_rank == 3
+    first = next(e for e in diagnosis.evidence if "illegal memory access" in e.text)
+    lines = wrapped.split("\n")
+    assert lines[first.line - 1].startswith("[rank3]: RuntimeError: CUDA error")  # the first piece's own number
+    assert first.text.startswith(ILLEGAL)  # and the whole line, as printed before the wrap
+    assert any("hard-wrapped at 80 columns" in note for note in diagnosis.notes)
+
+
+def test_a_secret_cut_by_the_wrap_is_masked_whole(tmp_path: Path) -> None:
+    launch = f"{'[rank0]: launching with':<66}HF_TOKEN={SECRET} torchrun --nproc-per-node 4 train.py"  # cut after "hf_Qm"
+    lines = [launch if "HF_TOKEN" in line else line for line in _log()]
+    result = _run(tmp_path, _wrap(lines, 80))
+    kept = "\n".join("\n".join(text) for text in result.log.lines.values())
+    assert SECRET[5:] in _wrap(lines, 80)  # the wrap put the token's tail on a line of its own
+    assert SECRET[5:20] not in kept  # masked whole, and no piece of it shown as printed
+    assert result.diagnosis.root_cause.id == "cuda-illegal-memory-access"
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [ILLEGAL] * 8 + [ASYNC[:60]] * 3,  # one message repeated on every rank, all at the longest length
+        [f"[rank{r}]: " + "x" * 90 for r in range(6)],  # lines cut at a fixed width: each next one starts a record
+        [TRAINING.format(r=r, s=s) for s in range(100, 103) for r in range(4)],  # lengths spread as printed
+    ],
+)
+def test_logs_that_were_not_wrapped_are_left_alone(lines: list[str]) -> None:
+    assert wrap_width(lines) is None
+
+
+def test_unwrap_keeps_every_number_and_what_each_line_showed() -> None:
+    scan, keep = unwrap(["abcd", "efgh", "ij", "next"], [4, 4, 2, 4], 4, lambda line: line)
+    assert scan == ["abcdefghij", "", "", "next"]  # the whole line at its first number; the pieces blank for signatures
+    assert keep == ["abcdefghij", "efgh", "ij", "next"]  # the other pieces as printed, at their own numbers
+    _, remasked = unwrap(["abcd", "efgh", "ij"], [4, 4, 2], 4, lambda line: line.replace("defg", "<TOKEN_1>"))
+    assert remasked == ["abc<TOKEN_1>hij", "", ""]  # a value the wrap cut is masked whole; its pieces are not shown
