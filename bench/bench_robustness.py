@@ -1,0 +1,112 @@
+"""The eval suite as users paste it: the same logs hard-wrapped, timestamped by kubectl, with CRLF or ANSI colours.
+
+    python bench/bench_robustness.py                  # every perturbation, synthetic + dev cases
+    python bench/bench_robustness.py --only wrap80 ts
+
+Each perturbation rewrites every ``synthetic`` and ``dev`` case's log into a temporary folder (``test`` cases are
+never read) and runs ``diagnose eval --cases`` on it, beside the unperturbed copy. It prints top-1 per perturbation
+and the cases whose answer changed. No assert: figures only.
+
+- ``wrap80`` / ``wrap120``: a terminal's hard wrap, each line cut into pieces of exactly 80 / 120 columns
+- ``ts``: ``kubectl logs --timestamps``, an ISO time before every line (one second apart)
+- ``crlf``: Windows line ends
+- ``ansi``: colour codes around error words, as a terminal shows them
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _wrap(width: int) -> Callable[[str], str]:
+    def wrap(text: str) -> str:
+        out: list[str] = []
+        for line in text.split("\n"):
+            while len(line) > width:
+                out.append(line[:width])
+                line = line[width:]
+            out.append(line)
+        return "\n".join(out)
+
+    return wrap
+
+
+def _timestamps(text: str) -> str:
+    lines = text.split("\n")
+    return "\n".join(f"2025-05-01T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.{i:09d}Z {line}" for i, line in enumerate(lines))
+
+
+PERTURBATIONS: dict[str, Callable[[str], str]] = {
+    "none": lambda text: text,
+    "wrap80": _wrap(80),
+    "wrap120": _wrap(120),
+    "ts": _timestamps,
+    "crlf": lambda text: text.replace("\n", "\r\n"),
+    "ansi": lambda text: re.sub(r"\b(Error|ERROR|WARN|FAILED)\b", "\x1b[31m\\1\x1b[0m", text),
+}
+
+
+def cases() -> list[Path]:
+    """The synthetic cases and the real dev cases (never a test case)."""
+    real = [d for d in sorted((ROOT / "evals" / "real").iterdir()) if yaml.safe_load((d / "label.yaml").read_text())["split"] == "dev"]
+    return sorted((ROOT / "evals" / "cases").iterdir()) + real
+
+
+def perturb(cases: list[Path], change: Callable[[str], str], out: Path) -> None:
+    """Copy each case's label, and its log files changed, into ``out``."""
+    for case in cases:
+        target = out / case.name
+        target.mkdir(parents=True)
+        (target / "label.yaml").write_bytes((case / "label.yaml").read_bytes())
+        for path in case.rglob("*"):
+            if path.is_file() and path.name != "label.yaml":
+                dest = target / path.relative_to(case)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_text(change(path.read_text(encoding="utf-8", errors="replace")), encoding="utf-8", newline="")
+
+
+def run(folder: Path, home: Path) -> dict[str, bool]:
+    """Each case's top-1 right or wrong, from ``diagnose eval --cases folder --json``."""
+    done = subprocess.run(
+        [sys.executable, "-m", "diagnose", "eval", "--cases", str(folder), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"DIAGNOSE_HOME": str(home), "PATH": "/usr/bin:/bin"},
+    )
+    return {row["id"]: row["correct"] for row in json.loads(done.stdout)["results"]}
+
+
+def main() -> None:
+    """Print top-1 per perturbation and the cases each one changed."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="*", choices=[p for p in PERTURBATIONS if p != "none"], help="perturbations to run")
+    args = parser.parse_args()
+    chosen = ["none", *(args.only or [p for p in PERTURBATIONS if p != "none"])]
+    selected = cases()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    print(f"commit {commit}: {len(selected)} cases (synthetic and dev)")
+    with tempfile.TemporaryDirectory() as tmp:
+        base: dict[str, bool] = {}
+        for name in chosen:
+            folder = Path(tmp) / name
+            perturb(selected, PERTURBATIONS[name], folder)
+            right = run(folder, Path(tmp) / "home")
+            base = base or right
+            changed = sorted(case for case, ok in right.items() if ok != base.get(case))
+            print(f"{name:8} top-1 {sum(right.values()) / len(right):.3f}  changed: {', '.join(changed) or 'none'}")
+
+
+if __name__ == "__main__":
+    main()
