@@ -145,7 +145,10 @@ def _reports(slow_ratios: list[float], rank: int = 37) -> str:
 def test_a_straggler_report_names_the_slow_rank_only_when_it_stays_slow(
     tmp_path: Path, ratios: list[float], expected: str, rank: int | None
 ) -> None:
-    diagnosis = _run(tmp_path, _reports(ratios) + "\n" + TIME_LIMIT + "\n")
+    _assert_named(_run(tmp_path, _reports(ratios) + "\n" + TIME_LIMIT + "\n"), expected, rank)
+
+
+def _assert_named(diagnosis: Diagnosis, expected: str, rank: int | None) -> None:
     assert diagnosis.root_cause.id == expected
     if rank is not None:
         assert diagnosis.initiating_rank == rank
@@ -190,10 +193,7 @@ def test_per_rank_input_times_name_a_straggler_only_when_one_rank_stays_far_slow
     tmp_path: Path, slow: dict[int, list[float]], expected: str, rank: int | None
 ) -> None:
     timeouts = "\n".join(ALLREDUCE_TIMEOUT.format(rank=r) for r in (0, 1, 3))
-    diagnosis = _run(tmp_path, _input_times(slow) + "\n" + timeouts + "\n")
-    assert diagnosis.root_cause.id == expected
-    if rank is not None:
-        assert diagnosis.initiating_rank == rank
+    _assert_named(_run(tmp_path, _input_times(slow) + "\n" + timeouts + "\n"), expected, rank)
 
 
 def test_an_input_straggler_before_another_failure_is_a_note(tmp_path: Path) -> None:
