@@ -71,6 +71,12 @@ def register(app: typer.Typer) -> None:
 
         settings = model_settings(model, api_base, retrieval, llm_timeout, max_tokens, context, fast)
         if chat:
+            from diagnose.errors import ConfigError
+
+            flags = (("--baseline", baseline), ("--calibrate", calibrate), ("--write-baseline", write_baseline))
+            unused = [flag for flag, value in flags if value]
+            if unused:
+                raise ConfigError(f"{', '.join(unused)} score the diagnosis, not the chat: run them without --chat")
             _chat_eval(settings, json_, report, split=split, cases=cases)
             return
         suite = load_cases(cases) if cases else load_split(evals_dir(), split)

@@ -229,6 +229,8 @@ def test_cli_chat_eval_honours_cases_and_split(tmp_path: Path) -> None:
     assert done.returncode == 2 and "no chat questions" in done.stderr
     done = _cli("--split", "test")
     assert done.returncode == 2 and "dev split only" in done.stderr and not done.stdout
+    done = _cli("--cases", str(tmp_path), "--baseline", str(tmp_path / "old.json"))  # a diagnosis flag is not ignored
+    assert done.returncode == 2 and "--baseline score the diagnosis" in done.stderr and not done.stdout
 
 
 def test_cli_chat_eval_split_dev_asks_the_dev_cases_only() -> None:
