@@ -6,6 +6,7 @@ there too, so the import graph is a line: engine -> recognizers -> framework.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from functools import cache
 from typing import NamedTuple, cast
@@ -36,9 +37,18 @@ class Engine(NamedTuple):
     max_window: int
 
 
-@cache
+_BUILDING = threading.Lock()
+"""Held while the engine is built: web requests arriving together build it once, and write its disk cache once."""
+
+
 def shared_engine(use_hyperscan: bool) -> Engine:
     """Build the recognizers and the prefilter once per process (the prefilter from the disk cache when fresh)."""
+    with _BUILDING:
+        return _built(use_hyperscan)
+
+
+@cache
+def _built(use_hyperscan: bool) -> Engine:
     recognizers = cast("list[LogRecognizer]", list(build_registry().recognizers))
     patterns = [(regex, rec.prefilter_caseless, i) for i, rec in enumerate(recognizers) if not rec.BLOCK_LEVEL for regex in rec.prefilter]
     patterns += [(rec.BLOCK_PREFILTER, False, BLOCK_ID) for rec in recognizers if rec.BLOCK_LEVEL]

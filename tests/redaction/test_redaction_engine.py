@@ -49,3 +49,33 @@ def test_nothing_secret_reaches_the_logs(caplog: pytest.LogCaptureFixture) -> No
     redactor.redact_text(f"HF_TOKEN={secret}\nnode07: alice@example.com")
     assert secret not in caplog.text
     assert "alice" not in caplog.text
+
+
+def test_threads_starting_together_build_the_shared_engine_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from redaction import engine
+
+    builds: list[int] = []
+    real = engine.build_registry
+
+    def counted(*args: object, **kwargs: object) -> object:
+        builds.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "build_registry", counted)
+    engine._built.cache_clear()
+    barrier = threading.Barrier(6)
+    results: list[object] = []
+
+    def start() -> None:
+        barrier.wait()
+        results.append(engine.shared_engine(use_hyperscan=False))
+
+    threads = [threading.Thread(target=start) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    engine._built.cache_clear()  # the next test builds its own, with the real registry
+    assert len(builds) == 1 and len({id(r) for r in results}) == 1
