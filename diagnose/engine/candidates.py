@@ -20,6 +20,7 @@ from diagnose.encyclopedia.entries import Entry
 from diagnose.engine.chains import causes_first
 from diagnose.engine.hangs import HangVerdict
 from diagnose.engine.terminal import CLOCK_TOLERANCE, explained_by_stop, fatal_and_survived, recovered, stops
+from diagnose.engine.unexplained import unexplained_before
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding
 
@@ -82,6 +83,8 @@ def score_candidates(
     if initiating and all(recovered(log, f) for f in initiating) and not _anything_failed(log):
         initiating = []  # every failure line was a warning or was retried, and nothing else failed: no root cause
     cascade = [f for f in log.findings if f.role == "cascade" and f.entry_id in root_ids and not explained_by_stop(f, stopped)]
+    if not initiating and unexplained_before(log, [f.evidence for f in cascade] + [e.anchor for e in (hang.evidence if hang else [])]):
+        return []  # a process's own exception, unknown to every entry, came before the consequences: it is the start
     scored: dict[str, Scored] = {}
     pool = initiating or cascade
     if pool:

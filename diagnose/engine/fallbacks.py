@@ -23,7 +23,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -33,6 +32,7 @@ from diagnose.engine.attribution import VICTIM_EXITS, exits
 from diagnose.engine.calibration import retrieval_threshold
 from diagnose.engine.candidates import MIN_SCORE, Scored, chronological
 from diagnose.engine.terminal import DELIBERATE, after_stop, stops
+from diagnose.engine.unexplained import LAUNCHER_EXCEPTION
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding, LogLine
 
@@ -48,8 +48,6 @@ RETRIEVED_SCORE = 0.4
 MAX_LINES = 20
 CANDIDATES = 25
 """Examples looked at per line (the vector store's nearest, scored again by specificity)."""
-LAUNCHER_EXCEPTION = re.compile(r"\b(?:ChildFailedError|SignalException|ProcessRaisedException|ProcessExitedException)\b")
-"""Exceptions a launcher raises to report its workers (torchrun's agent, ``mp.spawn``), not a worker's own failure."""
 STOP_SHARE = 0.5
 """A named stop weighs this share of its signature's weight: it says how the run ended, not what went wrong."""
 STOPPED_NOTE = "stopped by a person ({file}:{line}): the kill and abort lines after it are its consequences, not a root cause"

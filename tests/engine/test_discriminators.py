@@ -201,3 +201,18 @@ def test_an_input_straggler_before_another_failure_is_a_note(tmp_path: Path) -> 
     diagnosis = _run(tmp_path, _input_times({3: [0.05, 3.0, 6.0, 9.0, 12.0]}) + "\n" + oom + "\n")
     assert diagnosis.root_cause.id == "cuda-oom"
     assert any("rank 3 was the slowest rank" in note and "median input time" in note for note in diagnosis.notes)
+
+
+def test_a_users_own_exception_before_the_timeouts_is_the_start_not_the_hang(tmp_path: Path) -> None:
+    own = (
+        "[rank0]: Traceback (most recent call last):\n"
+        '[rank0]:   File "/workspace/train.py", line 88, in <module>\n'
+        '[rank0]:     labels = batch["labels"]\n'
+        "[rank0]: KeyError: 'labels'\n"
+    )
+    timeouts = "".join(WATCHDOG.format(r=r) for r in (1, 2, 3))
+    assert _run(tmp_path, timeouts).root_cause.id == "nccl-timeout-hang"  # the timeouts alone: a hang
+    diagnosis = _run(tmp_path, own + timeouts)
+    assert diagnosis.is_unknown  # rank 0's KeyError, known to no entry, came first: the timeouts are its consequence
+    assert diagnosis.initiating_rank == 0
+    assert any("KeyError" in e.text for e in diagnosis.evidence)

@@ -1,0 +1,40 @@
+"""A process's own exception that no entry knows, printed before the consequences the signatures did recognise.
+
+When the only findings are consequences (``cascade``: watchdog timeouts, peers closing the connection, a barrier
+naming the rank it waited for) and a process printed an exception of its own before the first of them, an
+exception no signature explains, that exception is the likelier start: the run is ``unknown`` (its lines shown, its
+rank the initiating one), not the consequence's entry. A launcher's report of its workers is not a process's own
+exception. Lines in another file count as before only by their clocks (``CLOCK_TOLERANCE`` earlier).
+"""
+
+from __future__ import annotations
+
+import re
+
+from diagnose.engine.terminal import CLOCK_TOLERANCE
+from diagnose.parse.parsed_log import ParsedLog
+from diagnose.schema import LogLine
+
+LAUNCHER_EXCEPTION = re.compile(r"\b(?:ChildFailedError|SignalException|ProcessRaisedException|ProcessExitedException)\b")
+"""Exceptions a launcher raises to report its workers (torchrun's agent, ``mp.spawn``), not a worker's own failure."""
+
+
+def _before(line: LogLine, other: LogLine) -> bool:
+    """True when ``line`` provably comes first: earlier in the same file, or earlier by the clocks."""
+    if line.source == other.source:
+        return line.line < other.line
+    return line.timestamp is not None and other.timestamp is not None and line.timestamp < other.timestamp - CLOCK_TOLERANCE
+
+
+def unexplained_before(log: ParsedLog, consequences: list[LogLine]) -> LogLine | None:
+    """The first exception line no finding explains that comes before every one of ``consequences``, else None."""
+    if not consequences:
+        return None
+    explained = {(f.evidence.source, f.evidence.line) for f in log.findings}
+    for event in log.events:
+        line = event.anchor
+        if event.kind != "traceback" or (line.source, line.line) in explained or LAUNCHER_EXCEPTION.search(line.text):
+            continue
+        if all(_before(line, later) for later in consequences):
+            return line
+    return None
