@@ -16,7 +16,7 @@ from diagnose.schema import Event, LogLine
 
 STRUCTURAL: dict[str, str] = {
     "traceback": r"Traceback \(most recent call last\):",
-    "watchdog": r"Watchdog caught collective operation timeout: WorkNCCL\(",
+    "watchdog": r"Watchdog caught collective operation timeout: WorkNCCL\(|\bWork WorkNCCL\(SeqNum=\d+.*\) timed out in blocking wait",
     "watchdog_status": r"[Ll]ast enqueued (?:NCCL )?work: \d+, last completed (?:NCCL )?work: \d+",
     "dump_first": r"First PG on this rank to signal dumping",
     "dump_observed": r"Observed flight recorder dump signal from another rank",

@@ -94,8 +94,16 @@ WATCHDOG = (
 )
 
 
-def test_a_rank_that_never_reports_is_found_by_elimination(tmp_path: Path) -> None:
-    diagnosis = _run(tmp_path, "".join(WATCHDOG.format(r=r) for r in range(1, 8)))
+BLOCKING_WAIT = (
+    "[rank{r}]:[E1002 18:16:40.71175691{r} ProcessGroupNCCL.cpp:756] [Rank {r}] Work WorkNCCL(SeqNum=2521, OpType=ALLREDUCE, "
+    "NumelIn=160672064, NumelOut=160672064, Timeout(ms)=600000) timed out in blocking wait.\n"
+)
+"""The same timeout under TORCH_NCCL_BLOCKING_WAIT=1, raised by the waiting thread (ProcessGroupNCCL.cpp)."""
+
+
+@pytest.mark.parametrize("timeout", [WATCHDOG, BLOCKING_WAIT])
+def test_a_rank_that_never_reports_is_found_by_elimination(tmp_path: Path, timeout: str) -> None:
+    diagnosis = _run(tmp_path, "".join(timeout.format(r=r) for r in range(1, 8)))
     assert diagnosis.root_cause.id == "nccl-timeout-hang"
     assert diagnosis.initiating_rank == 0  # rank 0 is a rank, not a missing value
 
