@@ -33,7 +33,7 @@ LOGGED_WARNING = re.compile(r"\[WARNING\]|^\s*WARNING:[\w.]*:| - WARNING - |(?:^
 or glog/c10 at W (``[W204 07:30:03 socket.cpp:752]``): the program logged it and went on."""
 RECOVERED = re.compile(
     r"\bfall(?:ing)?[ -]?back\b|\bfalls back\b|\bwill (?:be )?retr(?:y|ied)\b|\bretrying\b|\bRetry(?:ing)? in\b"
-    r"|\bcontinuing without\b|\bskipping (?:it|this)\b",
+    r"|\bcontinuing without\b|\bskipping (?:it|this)\b|\btrying to resume\b",
     re.I,
 )
 """The library saying the error was handled."""

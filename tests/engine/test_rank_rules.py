@@ -196,3 +196,13 @@ def test_a_driver_line_naming_a_pci_bus_belongs_to_the_rank_nccl_placed_on_that_
 
 def test_without_nccl_init_lines_a_pci_bus_proves_no_rank(tmp_path: Path) -> None:
     assert _run(tmp_path, XID).initiating_rank == 1  # only the launcher's label says anything
+
+
+def test_a_download_the_hub_resumed_is_no_root_cause(tmp_path: Path) -> None:
+    # huggingface_hub file_download.py logs the retry path as "Error while downloading from ...\nTrying to resume download..."
+    text = (
+        "Error while downloading from https://cdn-lfs.huggingface.co/repos/aa/ef/model-00001-of-00002.safetensors: "
+        "HTTPSConnectionPool(host='cdn-lfs.huggingface.co', port=443): Read timed out.\n"
+        "Trying to resume download...\n" + "{'loss': 1.2031, 'grad_norm': 0.61, 'learning_rate': 1.9e-05, 'epoch': 0.12}\n" * 3
+    )
+    assert _run(tmp_path, text).root_cause.id == "unknown"
