@@ -92,16 +92,17 @@ class Unwrapper:
 
     def chunk(self, name: str, raw: str, masked: str) -> tuple[str, list[str] | None]:
         """(the masked text to scan, the lines to keep: None when the source is not wrapped) for one chunk."""
+        if name in self.widths and self.widths[name] is None:
+            return masked, None  # decided on the source's first chunk: not wrapped
+        raw_lines = raw.split("\n")
         if name not in self.widths:
-            self.widths[name] = wrap_width(raw.split("\n"))
-            if self.widths[name] is not None:
-                self.notes.append(
-                    f"{name} is hard-wrapped at {self.widths[name]} columns: each wrapped line is read whole, at its first line"
-                )
+            self.widths[name] = wrap_width(raw_lines)
+            if self.widths[name] is None:
+                return masked, None
+            self.notes.append(NOTE.format(name=name, width=self.widths[name]))
         width = self.widths[name]
-        lengths = [len(line) for line in raw.split("\n")] if width is not None else []
-        lines = masked.split("\n") if width is not None else []
-        if width is None or len(lengths) != len(lines):
+        lines = masked.split("\n")
+        if width is None or len(raw_lines) != len(lines):
             return masked, None
-        scanned, shown = unwrap(lines, lengths, width, self.remask)
+        scanned, shown = unwrap(lines, [len(line) for line in raw_lines], width, self.remask)
         return "\n".join(scanned), shown
