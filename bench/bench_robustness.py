@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -83,7 +84,7 @@ def run(folder: Path, home: Path) -> dict[str, bool]:
         capture_output=True,
         text=True,
         check=True,
-        env={"DIAGNOSE_HOME": str(home), "PATH": "/usr/bin:/bin"},
+        env={**os.environ, "DIAGNOSE_HOME": str(home)},
     )
     return {row["id"]: row["correct"] for row in json.loads(done.stdout)["results"]}
 
