@@ -32,7 +32,7 @@ from diagnose.engine.attribution import VICTIM_EXITS, exits
 from diagnose.engine.calibration import retrieval_threshold
 from diagnose.engine.candidates import MIN_SCORE, Scored, chronological
 from diagnose.engine.terminal import DELIBERATE, after_stop, stops
-from diagnose.engine.unexplained import LAUNCHER_EXCEPTION
+from diagnose.engine.unexplained import LAUNCHER_EXCEPTION, own_exceptions
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding, LogLine
 
@@ -75,7 +75,7 @@ def teardown_only(log: ParsedLog, entries: dict[str, Entry]) -> list[Scored]:
 def _worker_raised(log: ParsedLog) -> bool:
     """True when a process printed its own exception (not the launcher's report of it): the teardown is then not all
     the log shows; that exception, known to no entry, leads an ``unknown`` answer instead."""
-    return any(e.kind == "traceback" and not LAUNCHER_EXCEPTION.search(e.anchor.text) for e in log.events)
+    return any(True for _ in own_exceptions(log))
 
 
 def named_stop(log: ParsedLog) -> list[Scored]:

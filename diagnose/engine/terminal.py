@@ -57,8 +57,9 @@ EXACT = 0.9
 def _in_warning_record(log: ParsedLog, line: LogLine) -> bool:
     """True when the line continues a multi-line log record written at WARNING level (mmcv's "The model and loaded
     state dict do not match exactly" followed by its ``size mismatch for ...`` lines), not an exception."""
-    if EXCEPTION_LINE.match(body_of(line.text).strip()):
-        return False
+    own = body_of(line.text).strip()
+    if EXCEPTION_LINE.match(own) or RECORD_HEAD.match(own):
+        return False  # an exception, or a record of its own (its level, not an earlier record's, decides)
     for step in range(1, WARNING_SPAN + 1):
         text = log.line_text(line.source, line.line - step)
         if text is None:

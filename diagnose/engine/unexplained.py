@@ -5,18 +5,40 @@ naming the rank it waited for) and a process printed an exception of its own bef
 exception no signature explains, that exception is the likelier start: the run is ``unknown`` (its lines shown, its
 rank the initiating one), not the consequence's entry. A launcher's report of its workers is not a process's own
 exception. Lines in another file count as before only by their clocks (``CLOCK_TOLERANCE`` earlier).
+
+A process's own exception is a traceback's, or an exception line right under a traceback's indented frame or
+source line whose ``Traceback (most recent call last):`` header the excerpt cut off.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
+from diagnose.engine.chains import EXCEPTION_LINE
 from diagnose.engine.terminal import CLOCK_TOLERANCE
 from diagnose.parse.parsed_log import ParsedLog
+from diagnose.parse.prefixes import body_of
 from diagnose.schema import LogLine
 
 LAUNCHER_EXCEPTION = re.compile(r"\b(?:ChildFailedError|SignalException|ProcessRaisedException|ProcessExitedException)\b")
 """Exceptions a launcher raises to report its workers (torchrun's agent, ``mp.spawn``), not a worker's own failure."""
+
+
+def _under_frames(log: ParsedLog, line: LogLine) -> bool:
+    """True when the line is an exception's, right under an indented line of a traceback (a frame or its source)."""
+    above = log.line_text(line.source, line.line - 1)
+    return bool(EXCEPTION_LINE.match(body_of(line.text).strip())) and above is not None and body_of(above).startswith("  ")
+
+
+def own_exceptions(log: ParsedLog) -> Iterator[LogLine]:
+    """The exception lines processes printed of their own (see the module docstring), not a launcher's reports."""
+    for event in log.events:
+        line = event.anchor
+        if LAUNCHER_EXCEPTION.search(line.text):
+            continue
+        if event.kind == "traceback" or (event.kind == "error_line" and _under_frames(log, line)):
+            yield line
 
 
 def _before(line: LogLine, other: LogLine) -> bool:
@@ -31,9 +53,8 @@ def unexplained_before(log: ParsedLog, consequences: list[LogLine]) -> LogLine |
     if not consequences:
         return None
     explained = {(f.evidence.source, f.evidence.line) for f in log.findings}
-    for event in log.events:
-        line = event.anchor
-        if event.kind != "traceback" or (line.source, line.line) in explained or LAUNCHER_EXCEPTION.search(line.text):
+    for line in own_exceptions(log):
+        if (line.source, line.line) in explained:
             continue
         if all(_before(line, later) for later in consequences):
             return line

@@ -307,3 +307,38 @@ def test_the_launchers_report_alone_still_names_its_teardown(tmp_path: Path) -> 
     diagnosis = _run(tmp_path, CHILD_FAILED)
     assert diagnosis.root_cause.id == "elastic-teardown"
     assert diagnosis.initiating_rank == 6
+
+
+# c10d's socket.cpp logs each retry at W and the final give-up at E: each glog line is a record of its own.
+C10D_RETRIES_THEN_TIMEOUT = (
+    "[W416 15:37:25.363094293 socket.cpp:933] [c10d] The server socket on [::ffff:10.0.0.13]:40613 has timed out, "
+    "will retry.\n"
+    "[W416 15:39:40.531073896 socket.cpp:933] [c10d] The server socket on [::ffff:10.0.0.13]:40613 has timed out, "
+    "will retry.\n"
+    "[E416 15:40:10.861069241 socket.cpp:1023] [c10d] The client socket has timed out after 300000ms while trying to "
+    "connect to (node-a, 40613).\n"
+)
+
+
+def test_an_error_record_after_warning_records_is_not_part_of_them(tmp_path: Path) -> None:
+    """The E line starts its own record: the W lines before it do not make it a survived warning."""
+    assert _run(tmp_path, C10D_RETRIES_THEN_TIMEOUT).root_cause.id == "rendezvous-failure"
+
+
+# An excerpt that starts mid-traceback: the worker's frames and exception, then torchrun's teardown of the others.
+CUT_TRACEBACK_THEN_TEARDOWN = (
+    '[rank9]:   File "/root/fms/modules/attention.py", line 438, in __init__\n'
+    "[rank9]:     nheads % world_size == 0\n"
+    "[rank9]: AssertionError: The number of heads must be divisible by world size\n"
+    + "".join(
+        f"W0527 09:20:36.762000 140735466850080 torch/distributed/elastic/multiprocessing/api.py:857] Sending process "
+        f"{pid} closing signal SIGTERM\n"
+        for pid in range(96484, 96490)
+    )
+)
+
+
+def test_an_exception_under_frames_whose_header_was_cut_is_the_workers_own(tmp_path: Path) -> None:
+    """Without its 'Traceback' header the worker's exception is still its own: unknown with its rank, not teardown."""
+    diagnosis = _run(tmp_path, CUT_TRACEBACK_THEN_TEARDOWN)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("unknown", 9)
