@@ -32,10 +32,12 @@ def _under_frames(log: ParsedLog, line: LogLine) -> bool:
 
 
 def own_exceptions(log: ParsedLog) -> Iterator[LogLine]:
-    """The exception lines processes printed of their own (see the module docstring), not a launcher's reports."""
+    """The exception lines processes printed of their own (see the module docstring) that no finding explains: not a
+    launcher's reports, not a consequence a signature knows (Horovod's "has been shut down" after another rank's)."""
+    explained = {(f.evidence.source, f.evidence.line) for f in log.findings}
     for event in log.events:
         line = event.anchor
-        if LAUNCHER_EXCEPTION.search(line.text):
+        if LAUNCHER_EXCEPTION.search(line.text) or (line.source, line.line) in explained:
             continue
         if event.kind == "traceback" or (event.kind == "error_line" and _under_frames(log, line)):
             yield line
@@ -52,10 +54,7 @@ def unexplained_before(log: ParsedLog, consequences: list[LogLine]) -> LogLine |
     """The first exception line no finding explains that comes before every one of ``consequences``, else None."""
     if not consequences:
         return None
-    explained = {(f.evidence.source, f.evidence.line) for f in log.findings}
     for line in own_exceptions(log):
-        if (line.source, line.line) in explained:
-            continue
         if all(_before(line, later) for later in consequences):
             return line
     return None

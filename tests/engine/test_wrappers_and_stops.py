@@ -342,3 +342,27 @@ def test_an_exception_under_frames_whose_header_was_cut_is_the_workers_own(tmp_p
     """Without its 'Traceback' header the worker's exception is still its own: unknown with its rank, not teardown."""
     diagnosis = _run(tmp_path, CUT_TRACEBACK_THEN_TEARDOWN)
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("unknown", 9)
+
+
+# Horovod's SHUT_DOWN_ERROR on the rank still waiting, then mpirun's report naming the first process to fail.
+HOROVOD_SHUT_DOWN_THEN_MPIRUN = (
+    '[1,1]<stderr>:  File "/opt/conda/lib/python3.6/site-packages/horovod/torch/mpi_ops.py", line 436, in synchronize\n'
+    "[1,1]<stderr>:    mpi_lib.horovod_torch_wait_and_clear(handle)\n"
+    "[1,1]<stderr>:RuntimeError: Horovod has been shut down. This was caused by an exception on one of the ranks or an "
+    "attempt to allreduce, allgather or broadcast a tensor after one of the ranks finished execution.\n"
+    "--------------------------------------------------------------------------\n"
+    "Primary job  terminated normally, but 1 process returned\n"
+    "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+    "--------------------------------------------------------------------------\n"
+    "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+    "the job to be terminated. The first process to do so was:\n"
+    "\n"
+    "  Process name: [[50371,1],0]\n"
+    "  Exit code:    1\n"
+)
+
+
+def test_a_consequence_a_signature_knows_is_not_the_workers_own_exception(tmp_path: Path) -> None:
+    """Horovod's shut-down error says the cause is on another rank: the launcher's report names that rank."""
+    diagnosis = _run(tmp_path, HOROVOD_SHUT_DOWN_THEN_MPIRUN)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("mpi-abort", 0)
