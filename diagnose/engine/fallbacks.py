@@ -32,7 +32,7 @@ from diagnose.engine.attribution import VICTIM_EXITS, exits
 from diagnose.engine.calibration import retrieval_threshold
 from diagnose.engine.candidates import MIN_SCORE, Scored, chronological
 from diagnose.engine.terminal import DELIBERATE, after_stop, stops
-from diagnose.engine.unexplained import LAUNCHER_EXCEPTION, own_exceptions
+from diagnose.engine.unexplained import LAUNCHER_EXCEPTION, comes_before, own_exceptions
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding, LogLine
 
@@ -62,7 +62,7 @@ def teardown_only(log: ParsedLog, entries: dict[str, Entry]) -> list[Scored]:
         return []
     floor = 0.0 if launcher_exits else MIN_SCORE  # a process the launcher saw fail, or a line specific enough alone
     collateral = {eid for eid, entry in entries.items() if entry.kind == "collateral" and eid not in DELIBERATE}
-    if any(f.entry_id in DELIBERATE for f in log.findings) or _worker_raised(log):
+    if _stopped_first(log) or _worker_raised(log):
         return []
     scored: dict[str, Scored] = {}
     for finding in chronological([f for f in log.findings if f.entry_id in collateral and f.role == "teardown"]):
@@ -72,6 +72,15 @@ def teardown_only(log: ParsedLog, entries: dict[str, Entry]) -> list[Scored]:
     return sorted((s for s in scored.values() if s.score >= floor), key=lambda s: -s.score)
 
 
+def _stopped_first(log: ParsedLog) -> bool:
+    """True when a person stopped the run before any launcher teardown began (a teardown already under way at the
+    stop, ``failed (exitcode: 1)`` or SIGTERMs to the others, means something failed first: the stop came after)."""
+    stopped = stops(log)
+    if not stopped:
+        return False
+    return not any(f.role == "teardown" and f.entry_id not in DELIBERATE and comes_before(f.evidence, stopped[0]) for f in log.findings)
+
+
 def _worker_raised(log: ParsedLog) -> bool:
     """True when a process printed its own exception (not the launcher's report of it): the teardown is then not all
     the log shows; that exception, known to no entry, leads an ``unknown`` answer instead."""
@@ -79,7 +88,8 @@ def _worker_raised(log: ParsedLog) -> bool:
 
 
 def named_stop(log: ParsedLog) -> list[Scored]:
-    """The person's stop, when nothing before it failed: how the run ended, with no rank."""
+    """The person's stop, when nothing before it failed: how the run ended, with no rank. A launcher already tearing
+    the run down before the stop (``failed (exitcode: 1)``, SIGTERMs to the others) means something failed first."""
     deliberate = [f for f in log.findings if f.entry_id in DELIBERATE]
     stop_lines = {(f.evidence.source, f.evidence.line) for f in deliberate}
     own_errors = [
@@ -87,11 +97,13 @@ def named_stop(log: ParsedLog) -> list[Scored]:
     ]
     if not deliberate or own_errors:
         return []
+    if not _stopped_first(log):
+        return []
+    first = stops(log)[0]
     ordered = chronological(deliberate)
     entry_id = ordered[0].entry_id
     findings = [f.model_copy(update={"rank": None, "host": None}) for f in ordered if f.entry_id == entry_id]
     score = round(max(f.weight for f in findings) * STOP_SHARE, 3)
-    first = stops(log)[0]
     return [Scored(entry_id, score, findings, earliest=True, notes=[STOPPED_NOTE.format(file=first.source, line=first.line)])]
 
 

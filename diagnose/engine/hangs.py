@@ -137,7 +137,8 @@ def silent_ranks(t: Timeouts, verdict: HangVerdict) -> bool:
 
 
 def behind_on_seqnum(t: Timeouts, verdict: HangVerdict) -> bool:
-    """A rank whose timed-out SeqNum is lower than the others' in the same process group (the group most ranks report)."""
+    """The one rank whose timed-out SeqNum is lower than every other's in the same process group (the group most ranks
+    report); when several ranks share the lowest SeqNum, none of them is the one behind."""
     groups = Counter(e.fields.get("pg", "") for e in t.watchdogs)
     if not groups:
         return False
@@ -149,7 +150,11 @@ def behind_on_seqnum(t: Timeouts, verdict: HangVerdict) -> bool:
     }
     if len(set(seqs.values())) <= 1:
         return False
-    behind = min(seqs, key=lambda r: seqs[r])
+    lowest = min(seqs.values())
+    behind_ranks = [rank for rank, seq in seqs.items() if seq == lowest]
+    if len(behind_ranks) > 1:
+        return False
+    behind = behind_ranks[0]
     verdict.rank = behind
     verdict.evidence = [e for e in t.watchdogs if e.rank == behind][:1]
     verdict.reason = f"rank {behind} is behind on SeqNum ({seqs[behind]} vs {max(seqs.values())})"

@@ -43,7 +43,7 @@ def own_exceptions(log: ParsedLog) -> Iterator[LogLine]:
             yield line
 
 
-def _before(line: LogLine, other: LogLine) -> bool:
+def comes_before(line: LogLine, other: LogLine) -> bool:
     """True when ``line`` provably comes first: earlier in the same file, or earlier by the clocks."""
     if line.source == other.source:
         return line.line < other.line
@@ -55,6 +55,6 @@ def unexplained_before(log: ParsedLog, consequences: list[LogLine]) -> LogLine |
     if not consequences:
         return None
     for line in own_exceptions(log):
-        if all(_before(line, later) for later in consequences):
+        if all(comes_before(line, later) for later in consequences):
             return line
     return None

@@ -13,6 +13,8 @@ from diagnose.parse.timestamps import parse_timestamp
 from diagnose.schema import LogLine
 
 _IN_BODY_RANK = re.compile(r"\[(?:PG ID \d+ PG GUID \S+ )?Rank (\d+)\]|\brank(?:=| )(\d+)\b|\[rank(\d+)\]|^srun: error: \S+: tasks? (\d+):")
+_BARE_RANK = re.compile(r"\brank(?:=| )(\d+)\b")
+"""The untagged form: a message naming two ranks ("rank 10 and rank 8 both on CUDA device") names no printer."""
 _SYSLOG_HOST = re.compile(r"^[A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d (?P<host><HOST_\d+>|[\w.-]+) (?:kernel|slurmd|slurmstepd)")
 _NCCL_HOST = re.compile(r"^(?P<host><HOST_\d+>|[\w.-]+):\d+:\d+ \[(?P<dev>\d+)\] NCCL")
 
@@ -25,7 +27,7 @@ def make_line(
     local_rank: int | None = None
     if rank is None:
         in_body = _IN_BODY_RANK.search(body)
-        if in_body:
+        if in_body and not (in_body.group(2) is not None and len(set(_BARE_RANK.findall(body))) > 1):
             rank = int(next(g for g in in_body.groups() if g is not None))
     nccl = _NCCL_HOST.match(body)
     if nccl:

@@ -43,7 +43,10 @@ def test_reordering_or_renaming_per_rank_files_keeps_the_answer(case: Case, tmp_
     renamed = tmp_path / "logs"
     for source in sources:
         assert source.path is not None
-        target = renamed / Path(source.name).with_suffix(".out" if source.name.endswith(".log") else ".log")
+        suffix = ".out" if source.name.endswith(".log") else ".log"
+        target = renamed / Path(source.name).with_suffix(suffix)
+        if target.exists():  # slurm.err and slurm.out would both become slurm.log
+            target = renamed / (source.name + suffix)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source.path, target)
     assert _answer(resolve_sources([str(renamed)])) == expected

@@ -206,3 +206,20 @@ def test_a_download_the_hub_resumed_is_no_root_cause(tmp_path: Path) -> None:
         "Trying to resume download...\n" + "{'loss': 1.2031, 'grad_norm': 0.61, 'learning_rate': 1.9e-05, 'epoch': 0.12}\n" * 3
     )
     assert _run(tmp_path, text).root_cause.id == "unknown"
+
+
+WATCHDOG_AT = (
+    "[rank{r}]:[E1202 10:00:0{r}.000000000 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn=262144, NumelOut=262144, Timeout(ms)=600000) ran for "
+    "600021 milliseconds before timing out.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("seqs", "expected"),
+    [({0: 11, 1: 11, 2: 10, 3: 11}, 2), ({0: 11, 1: 10, 2: 10, 3: 11}, None)],
+)
+def test_only_a_rank_alone_at_the_lowest_seqnum_is_behind(tmp_path: Path, seqs: dict[int, int], expected: int | None) -> None:
+    """Ranks 1 and 2 both stuck at SeqNum 10 are two ranks behind, not 'rank 2 is behind'."""
+    diagnosis = _run(tmp_path, "".join(WATCHDOG_AT.format(r=r, seq=seq) for r, seq in seqs.items()))
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-timeout-hang", expected)

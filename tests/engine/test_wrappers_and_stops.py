@@ -220,8 +220,17 @@ def test_only_the_same_file_or_the_clock_proves_after_the_stop(tmp_path: Path) -
     assert timed.root_cause.id == "user-interrupt"  # the kill came 36 s after the stop: its consequence
 
 
-def test_a_cancellation_alone_reports_no_failure(tmp_path: Path) -> None:
+def test_a_job_cancelled_with_no_reason_is_a_persons_stop(tmp_path: Path) -> None:
+    """slurmstepd prints a JOB's cancel without a reason only for a signal sent to the job (an scancel): a person's
+    stop, with no rank; time limits, preemption and node failures say DUE TO."""
     diagnosis = _run(tmp_path, TRAINING + SLURM_CANCELLED)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("user-interrupt", None)
+
+
+def test_a_step_cancelled_with_no_reason_alone_reports_no_failure(tmp_path: Path) -> None:
+    """A STEP's reasonless cancel is also srun's own kill after a task failed: alone it names nothing."""
+    step = "slurmstepd: error: *** STEP 760737.0 ON gpu-node-07 CANCELLED AT 2025-08-16T16:27:59 ***\n"
+    diagnosis = _run(tmp_path, TRAINING + step)
     assert diagnosis.is_unknown and diagnosis.candidates == []
     assert any(c.id == "elastic-teardown" for c in diagnosis.collateral)  # still explained as collateral
 
