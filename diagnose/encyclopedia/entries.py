@@ -48,6 +48,10 @@ class Signature(BaseModel):
     role: Role
     weight: float = Field(default=0.8, ge=0.0, le=1.0)
     exclude: str | None = Field(default=None, description="a line that also matches this is not a match")
+    blames_printer: bool = Field(
+        default=True,
+        description="False: the rank that printed the line is a healthy one reporting on others (it names no failing rank)",
+    )
     examples: list[str] = Field(min_length=1)
 
     @cached_property

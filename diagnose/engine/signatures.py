@@ -47,14 +47,15 @@ class SignatureRules:
             if interleaved is not None and interleaved != line.rank:
                 line = line.model_copy(update={"rank": interleaved})
         signature = rule.signature
+        rank = line.rank if signature.blames_printer or named is not None else None
         role = "teardown" if rule.collateral_only and signature.role == "initiating" else signature.role
         return Finding(
             entry_id=rule.entry_id,
             signature=signature.pattern,
             role=role,
             weight=signature.weight,
-            rank=line.rank,
-            host=line.host,
+            rank=rank,
+            host=line.host if rank is not None or signature.blames_printer else None,
             timestamp=line.timestamp,
             order=order,
             evidence=line,

@@ -223,3 +223,13 @@ def test_only_a_rank_alone_at_the_lowest_seqnum_is_behind(tmp_path: Path, seqs: 
     """Ranks 1 and 2 both stuck at SeqNum 10 are two ranks behind, not 'rank 2 is behind'."""
     diagnosis = _run(tmp_path, "".join(WATCHDOG_AT.format(r=r, seq=seq) for r, seq in seqs.items()))
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-timeout-hang", expected)
+
+
+def test_a_line_a_healthy_rank_prints_about_the_others_names_no_rank(tmp_path: Path) -> None:
+    """SGLang's post-load barrier: the rank that prints it finished loading; the slow one is another (blames_printer)."""
+    text = (
+        "[rank1]: ValueError: TP rank 1 could finish the model loading, but there are other ranks that didn't finish "
+        "loading. It is likely due to unexpected failures (e.g., OOM) or a slow node.\n"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("straggler-rank", None)
