@@ -12,6 +12,7 @@ from diagnose.engine.candidates import Scored, chronological
 from diagnose.engine.chains import exceptions
 from diagnose.engine.hangs import HangVerdict
 from diagnose.engine.terminal import fatal_and_survived, recovered
+from diagnose.engine.unexplained import own_exceptions
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import (
     Candidate,
@@ -25,6 +26,8 @@ from diagnose.schema import (
 
 MAX_EVIDENCE = 8
 UNKNOWN_ENTRY = "unknown"
+PROGRAM_ERROR_ENTRY = "program-error"
+"""What an ``unknown`` says when a process printed an exception of its own that no entry knows."""
 
 
 def _evidence(lines: list[LogLine]) -> list[Evidence]:
@@ -134,12 +137,15 @@ def build_diagnosis(
 
 
 def unknown_diagnosis(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdict | None, notes: list[str] | None = None) -> Diagnosis:
-    """No known failure: show the most suspicious lines and what to turn on next time."""
+    """No known failure: show the most suspicious lines and what to turn on next time; when a process printed an
+    exception of its own, that exception leads and the mechanism and fix are the program-error entry's."""
     suspicious = [e for e in log.events if e.kind in ("traceback", "error_line", "signal", "agent_failed")]
     tracebacks = [e for e in suspicious if e.kind == "traceback"]
     first = (tracebacks or suspicious)[:1]
     entry = entries.get(UNKNOWN_ENTRY)
-    lines = [e.anchor for e in (tracebacks + suspicious)]
+    own = next(own_exceptions(log), None)
+    text = (entries.get(PROGRAM_ERROR_ENTRY) if own is not None else None) or entry
+    lines = ([own] if own is not None else []) + [e.anchor for e in (tracebacks + suspicious)]
     # the first exception's rank, else the rank the launcher blames (its root-cause report, the first rank to exit)
     rank = first[0].rank if first and first[0].rank is not None else launcher_rank(log)
     return Diagnosis(
@@ -149,10 +155,10 @@ def unknown_diagnosis(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdi
         initiating_host=first[0].host if first and first[0].rank == rank else log.hosts.get(rank) if rank is not None else None,
         evidence=_evidence(lines),
         collateral=collateral_groups(log, entries, "unknown", hang),
-        mechanism=entry.mechanism if entry else "",
-        fix=entry.fix if entry else [],
-        verify=entry.verify if entry else [],
+        mechanism=text.mechanism if text else "",
+        fix=text.fix if text else [],
+        verify=text.verify if text else [],
         redactions=log.redactions,
-        next_run=entry.next_run if entry else [],
+        next_run=text.next_run if text else [],
         notes=[*(notes or []), *log.notes],
     )

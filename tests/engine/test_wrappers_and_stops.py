@@ -375,3 +375,17 @@ def test_a_consequence_a_signature_knows_is_not_the_workers_own_exception(tmp_pa
     """Horovod's shut-down error says the cause is on another rank: the launcher's report names that rank."""
     diagnosis = _run(tmp_path, HOROVOD_SHUT_DOWN_THEN_MPIRUN)
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("mpi-abort", 0)
+
+
+def test_an_unknown_with_the_programs_own_exception_says_so(tmp_path: Path) -> None:
+    """The log shows the exception that ended the run: the answer cites it first and explains it as the program's
+    own (program-error), not 'the evidence is somewhere else' (the bare unknown entry's text)."""
+    from diagnose.encyclopedia.entries import load_entries
+
+    texts = {entry.id: entry for entry in load_entries()}
+    own = _run(tmp_path, CUT_TRACEBACK_THEN_TEARDOWN)
+    assert own.root_cause.id == "unknown"
+    assert own.mechanism == texts["program-error"].mechanism and own.fix == texts["program-error"].fix
+    assert own.evidence[0].text.endswith("AssertionError: The number of heads must be divisible by world size")
+    silent = _run(tmp_path, TRAINING)
+    assert silent.is_unknown and silent.mechanism == texts["unknown"].mechanism
