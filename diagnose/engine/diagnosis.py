@@ -6,6 +6,8 @@ ranks, hosts, evidence and collateral come from the log.
 
 from __future__ import annotations
 
+import re
+
 from diagnose.encyclopedia.entries import Entry
 from diagnose.engine.attribution import attribute_rank, launcher_rank
 from diagnose.engine.candidates import Scored, chronological
@@ -13,7 +15,9 @@ from diagnose.engine.chains import exceptions
 from diagnose.engine.hangs import HangVerdict
 from diagnose.engine.terminal import fatal_and_survived, recovered
 from diagnose.engine.unexplained import own_exceptions
+from diagnose.parse.lines import make_line
 from diagnose.parse.parsed_log import ParsedLog
+from diagnose.parse.prefixes import body_of
 from diagnose.schema import (
     Candidate,
     Collateral,
@@ -39,6 +43,23 @@ def _evidence(lines: list[LogLine]) -> list[Evidence]:
             seen.add(key)
             out.append(Evidence(file=line.source, line=line.line, rank=line.rank, text=line.text))
     return out[:MAX_EVIDENCE]
+
+
+NCCL_BLOCK = re.compile(r"\bNCCL error(?: in: |: )|^\s*nccl(?:[A-Z]\w*Error|InvalidUsage|InvalidArgument): |^\s*Last error:")
+"""c10d's report of a failed NCCL call, one piece per line: ``DistBackendError: NCCL error in: ..., <reason>, NCCL
+version``, ``ncclInvalidUsage: This usually reflects ...``, ``Last error:`` and NCCL's own WARN text under it."""
+BLOCK_SPAN = 6
+"""How far around the root cause's line the report's pieces are looked for (pastes add blank lines between them)."""
+
+
+def _nccl_block(log: ParsedLog, line: LogLine) -> list[LogLine]:
+    """The lines of a c10d NCCL error report around the line (the error class and the reason NCCL gave), if any."""
+    out: list[LogLine] = []
+    for step in (*range(-BLOCK_SPAN, 0), *range(1, BLOCK_SPAN + 1)):
+        text = log.line_text(line.source, line.line + step)
+        if text is not None and NCCL_BLOCK.search(body_of(text)):
+            out.append(make_line(line.source, line.line + step, text))
+    return out
 
 
 def _traceback_for(log: ParsedLog, line: LogLine) -> Event | None:
@@ -117,6 +138,7 @@ def build_diagnosis(
         traceback = _traceback_for(log, findings[0].evidence)
         if traceback is not None:
             lines = [traceback.anchor, *lines]
+        lines += _nccl_block(log, findings[0].evidence)
     if host is None and rank is not None:
         host = log.hosts.get(rank)
     return Diagnosis(

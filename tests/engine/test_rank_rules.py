@@ -233,3 +233,17 @@ def test_a_line_a_healthy_rank_prints_about_the_others_names_no_rank(tmp_path: P
     )
     diagnosis = _run(tmp_path, text)
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("straggler-rank", None)
+
+
+def test_the_evidence_keeps_the_pieces_of_c10ds_nccl_error_report(tmp_path: Path) -> None:
+    """Pasted reports split c10d's NCCL error over lines, with blanks between: the error class and the reason count."""
+    text = (
+        "Unexpected error: NCCL error in: /opt/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:2897, invalid "
+        "usage (run with NCCL_DEBUG=WARN for details)\n\n"
+        "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n\n"
+        "Last error:\n\n"
+        "Bootstrap : no socket interface found\n"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert diagnosis.root_cause.id == "nccl-init-failure"
+    assert {3, 5, 7} <= {e.line for e in diagnosis.evidence}
