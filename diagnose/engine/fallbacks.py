@@ -31,8 +31,9 @@ from diagnose.encyclopedia.index_models import ExampleHit
 from diagnose.engine.attribution import VICTIM_EXITS, exits
 from diagnose.engine.calibration import retrieval_threshold
 from diagnose.engine.candidates import MIN_SCORE, Scored, chronological
+from diagnose.engine.chains import LAUNCHER_EXCEPTION
 from diagnose.engine.terminal import DELIBERATE, after_stop, stops
-from diagnose.engine.unexplained import LAUNCHER_EXCEPTION, comes_before, own_exceptions
+from diagnose.engine.unexplained import comes_before, own_exceptions
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding, LogLine
 

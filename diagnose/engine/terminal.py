@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from diagnose.engine.chains import EXCEPTION_LINE, exceptions
+from diagnose.engine.chains import EXCEPTION_LINE, LAUNCHER_EXCEPTION, exceptions
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.parse.prefixes import body_of
 from diagnose.schema import Finding, LogLine
@@ -91,6 +91,9 @@ def fatal_and_survived(log: ParsedLog, findings: list[Finding]) -> tuple[list[Fi
     survived: list[Finding] = []
     for finding in findings:
         stream = raised.get((finding.evidence.source, finding.rank)) or raised.get((finding.evidence.source, None)) or []
+        # a launcher's report of its workers (ChildFailedError) in the same stream is not the process living on: with
+        # srun's task prefix the agent's output on node 0 carries "rank" 0 too
+        stream = [exception for exception in stream if not LAUNCHER_EXCEPTION.search(exception.events[-1].anchor.text)]
         holding = [i for i, exception in enumerate(stream) if exception.holds(finding)]
         if holding and holding[-1] == len(stream) - 1:
             fatal.append(finding)

@@ -12,17 +12,13 @@ source line whose ``Traceback (most recent call last):`` header the excerpt cut 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
-from diagnose.engine.chains import EXCEPTION_LINE
+from diagnose.engine.chains import EXCEPTION_LINE, LAUNCHER_EXCEPTION
 from diagnose.engine.terminal import CLOCK_TOLERANCE
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.parse.prefixes import body_of
 from diagnose.schema import LogLine
-
-LAUNCHER_EXCEPTION = re.compile(r"\b(?:ChildFailedError|SignalException|ProcessRaisedException|ProcessExitedException)\b")
-"""Exceptions a launcher raises to report its workers (torchrun's agent, ``mp.spawn``), not a worker's own failure."""
 
 
 def _under_frames(log: ParsedLog, line: LogLine) -> bool:
