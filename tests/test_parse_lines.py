@@ -25,6 +25,9 @@ PREFIXES = [
     ("[PG ID 0 PG GUID 0(default_pg) Rank 7]  failure detected by watchdog", 7, None),
     ("step 100 | loss 2.31 | lr 3e-4", None, None),
     ("NCCL WARN Bootstrap Root : rank 3 of 8 ranks has already checked in", 3, None),
+    # a rank after "around", "from", "for" ... is another rank than the printer
+    ("NCCL WARN Mismatched collective detected, please check NCCL_DEBUG logs at and around rank 39", None, None),
+    ("RuntimeError: [1] is waiting for rank 0 to publish the id", None, None),
     # two ranks named in the message: neither is the one that printed it
     ("<HOST_1>:29880:30398 [0] NCCL WARN Duplicate GPU detected : rank 10 and rank 8 both on CUDA device 1000", None, "<HOST_1>"),
     ("2024-05-02 09:13:44 INFO starting", None, None),

@@ -12,7 +12,11 @@ from diagnose.parse.prefixes import split_prefix
 from diagnose.parse.timestamps import parse_timestamp
 from diagnose.schema import LogLine
 
-_IN_BODY_RANK = re.compile(r"\[(?:PG ID \d+ PG GUID \S+ )?Rank (\d+)\]|\brank(?:=| )(\d+)\b|\[rank(\d+)\]|^srun: error: \S+: tasks? (\d+):")
+_OTHER = r"(?<!around )(?<!from )(?<!for )(?<!to )(?<!peer )(?<!with )(?<!and )"
+"""Words before an untagged "rank N" that make it another rank than the printer ("at and around rank 39", "from rank 0")."""
+_IN_BODY_RANK = re.compile(
+    rf"\[(?:PG ID \d+ PG GUID \S+ )?Rank (\d+)\]|{_OTHER}\brank(?:=| )(\d+)\b|\[rank(\d+)\]|^srun: error: \S+: tasks? (\d+):"
+)
 _BARE_RANK = re.compile(r"\brank(?:=| )(\d+)\b")
 """The untagged form: a message naming two ranks ("rank 10 and rank 8 both on CUDA device") names no printer."""
 _SYSLOG_HOST = re.compile(r"^[A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d (?P<host><HOST_\d+>|[\w.-]+) (?:kernel|slurmd|slurmstepd)")
