@@ -6,9 +6,15 @@ ranks: one rank well ahead of the others, or all of them at once.
 
 An OOM line with the allocator's accounting matches both ``cuda-oom`` and ``cuda-memory-fragmentation``: the
 captured numbers decide (``diagnose.engine.memory``), and a minor trapped amount becomes a note on ``cuda-oom``.
+
+A bare ``OSError: [Errno 28] No space left on device`` (no file named) is what a shared-memory allocation raises
+too (multiprocessing's SemLock, a DataLoader's tensors in /dev/shm): next to the DataLoader's "out of shared
+memory" it is ``shm-exhausted``, not a full disk.
 """
 
 from __future__ import annotations
+
+import re
 
 from diagnose.engine import memory, numerics
 from diagnose.engine.candidates import Scored, chronological
@@ -16,6 +22,10 @@ from diagnose.engine.stragglers import apply_straggler
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding
 
+DISK = "disk-full"
+SHM = "shm-exhausted"
+_NO_FILE = re.compile(r"No space left on device\s*$")
+"""ENOSPC with no path after it: the errno alone, as a semaphore or shared-memory segment raises it."""
 ONE_RANK = "nan-on-one-rank"
 ALL_RANKS = "loss-divergence-nan"
 SHIFT = 0.15
@@ -70,9 +80,20 @@ def fragmentation_or_full(ranked: list[Scored]) -> list[Scored]:
     return [s for s in ranked if s is not fragmented]
 
 
+def shared_memory_or_disk(ranked: list[Scored]) -> list[Scored]:
+    """A full disk known only from bare ENOSPC lines yields to shared-memory exhaustion found in the same log."""
+    by_id = {s.entry_id: s for s in ranked}
+    disk, shm = by_id.get(DISK), by_id.get(SHM)
+    if disk is not None and shm is not None and all(_NO_FILE.search(f.evidence.text) for f in disk.findings):
+        shm.score = max(shm.score, disk.score)
+        shm.earliest = shm.earliest or disk.earliest
+        disk.score = round(max(0.0, shm.score - SHIFT), 3)
+    return ranked
+
+
 def break_ties(ranked: list[Scored], log: ParsedLog) -> list[Scored]:
     """Adjust the scores of entries that share signatures, apply the numeric discriminators, then re-sort."""
-    ranked = fragmentation_or_full(ranked)
+    ranked = shared_memory_or_disk(fragmentation_or_full(ranked))
     collapse = numerics.loss_scale_collapse(log)
     if collapse is not None:
         known = next((s for s in ranked if s.entry_id == collapse.entry_id), None)

@@ -224,3 +224,18 @@ def test_a_users_own_exception_before_the_timeouts_is_the_start_not_the_hang(tmp
     assert diagnosis.is_unknown  # rank 0's KeyError, known to no entry, came first: the timeouts are its consequence
     assert diagnosis.initiating_rank == 0
     assert any("KeyError" in e.text for e in diagnosis.evidence)
+
+
+ENOSPC_FROM_SEMLOCK = (
+    '  File "/usr/lib/python3.10/multiprocessing/synchronize.py", line 57, in __init__\n'
+    "    sl = self._semlock = _multiprocessing.SemLock(\n"
+    "OSError: [Errno 28] No space left on device\n"
+    "RuntimeError: DataLoader worker (pid 56811) is killed by signal: Bus error. It is possible that dataloader's "
+    "workers are out of shared memory. Please try to raise your shared memory limit.\n"
+)
+
+
+def test_a_bare_enospc_next_to_shared_memory_exhaustion_is_shared_memory(tmp_path: Path) -> None:
+    assert _run(tmp_path, ENOSPC_FROM_SEMLOCK).root_cause.id == "shm-exhausted"
+    named = ENOSPC_FROM_SEMLOCK.replace("No space left on device\n", "No space left on device: '/ckpt/step_9/model.pt'\n")
+    assert _run(tmp_path, named).root_cause.id == "disk-full"  # a file named: the disk it is on is full
