@@ -37,14 +37,8 @@ def pid_ranks(log: ParsedLog) -> dict[int, int]:
         named = _PID.search(finding.evidence.text) if finding.rank is not None else None
         if named and finding.rank is not None:
             ranks.setdefault(int(named.group(1)), finding.rank)
-    for record in log.failure_records:
-        if record.get("pid", "").isdigit() and record.get("rank", "").isdigit():
-            ranks[int(record["pid"])] = int(record["rank"])
-    for event in log.events:
-        if event.kind == "agent_failed" and event.fields.get("pid") and event.fields.get("local_rank"):
-            rank = global_rank(log, event.lines[0].source, int(event.fields["local_rank"]))
-            if rank is not None:
-                ranks.setdefault(int(event.fields["pid"]), rank)
+    for pid, rank in launched_ranks(log).items():
+        ranks[pid] = rank
     return ranks
 
 
@@ -122,11 +116,26 @@ def gathered_rank(log: ParsedLog, finding: Finding) -> int | None:
     return None
 
 
+def launched_ranks(log: ParsedLog) -> dict[int, int]:
+    """pid -> global rank, from the launcher's own reports only (its failure records, its 'failed ... local_rank')."""
+    ranks = {int(r["pid"]): int(r["rank"]) for r in log.failure_records if r.get("pid", "").isdigit() and r.get("rank", "").isdigit()}
+    for event in log.events:
+        if event.kind == "agent_failed" and event.fields.get("pid") and event.fields.get("local_rank"):
+            rank = global_rank(log, event.lines[0].source, int(event.fields["local_rank"]))
+            if rank is not None:
+                ranks.setdefault(int(event.fields["pid"]), rank)
+    return ranks
+
+
 def attribute_rank(log: ParsedLog, finding: Finding) -> int | None:
     """The rank a finding belongs to (None when nothing in the log says)."""
     gathered = gathered_rank(log, finding)
     if gathered is not None:
         return gathered
+    pid = _PID.search(finding.evidence.text)
+    reported = launched_ranks(log).get(int(pid.group(1))) if pid else None
+    if reported is not None:  # a line about a process the launcher reported: its prefix is the launcher's (srun's task)
+        return reported
     on_bus = bus_rank(log, finding.evidence)  # a driver line names the GPU, NCCL's init line its rank: closer than a prefix
     if on_bus is not None:
         return on_bus

@@ -247,3 +247,25 @@ def test_the_evidence_keeps_the_pieces_of_c10ds_nccl_error_report(tmp_path: Path
     diagnosis = _run(tmp_path, text)
     assert diagnosis.root_cause.id == "nccl-init-failure"
     assert {3, 5, 7} <= {e.line for e in diagnosis.evidence}
+
+
+SRUN_TORCHRUN_SEGFAULT = (
+    "0: W0313 16:02:29.747000 542678 site-packages/torch/distributed/elastic/multiprocessing/api.py:897] Sending process "
+    "542816 closing signal SIGTERM\n"
+    "0: E0313 16:02:30.062000 542678 site-packages/torch/distributed/elastic/multiprocessing/api.py:869] failed "
+    "(exitcode: -11) local_rank: 2 (pid: 542818) of binary: /usr/bin/python\n"
+    "0: Root Cause (first observed failure):\n"
+    "0: [0]:\n"
+    "0:   time      : 2026-03-13_16:02:29\n"
+    "0:   host      : node-a\n"
+    "0:   rank      : 2 (local_rank: 2)\n"
+    "0:   exitcode  : -11 (pid: 542818)\n"
+    "0:   error_file: <N/A>\n"
+    "0:   traceback : Signal 11 (SIGSEGV) received by PID 542818\n"
+)
+
+
+def test_a_line_about_a_launched_process_takes_its_rank_from_the_launcher_not_the_srun_task(tmp_path: Path) -> None:
+    """srun -l's '0: ' is the task running torchrun's agent: the failed process is rank 2, as the agent reports it."""
+    diagnosis = _run(tmp_path, SRUN_TORCHRUN_SEGFAULT)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("segfault", 2)
