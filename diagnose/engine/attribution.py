@@ -189,6 +189,6 @@ def launcher_rank(log: ParsedLog) -> int | None:
         and r.get("rank", "").isdigit()
         and int(r.get("exitcode", "1") if r.get("exitcode", "").lstrip("-").isdigit() else 1) not in VICTIM_EXITS
     ]
-    if roots:
-        return int(roots[0]["rank"])
+    if roots:  # one report per node under srun: the earliest failure, not the first node to flush its output
+        return int(min(roots, key=lambda r: r.get("time", ""))["rank"])
     return _raised(log, "")

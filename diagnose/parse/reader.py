@@ -187,7 +187,11 @@ class LogReader:
     def _structural(self, kind: str, line: LogLine, i: int, lines: list[str], make: Callable[[int], LogLine]) -> None:
         key = (kind, line.rank)
         if kind == "child_failed":
-            if not any(r.get("source") == line.source and int(r["line"]) > line.line - BLOCK_SPAN for r in self.log.failure_records):
+            # a later line of a report already read (its "Root Cause" after its ChildFailedError) adds nothing; another
+            # agent's report after it (srun runs one per node) is read too
+            if not any(
+                r.get("source") == line.source and line.line <= int(r["line"]) < line.line + BLOCK_SPAN for r in self.log.failure_records
+            ):
                 block = [make(j) for j in range(i, min(i + BLOCK_SPAN, len(lines)))]
                 self.log.failure_records.extend(child_failed_block(block))
             return

@@ -269,3 +269,26 @@ def test_a_line_about_a_launched_process_takes_its_rank_from_the_launcher_not_th
     """srun -l's '0: ' is the task running torchrun's agent: the failed process is rank 2, as the agent reports it."""
     diagnosis = _run(tmp_path, SRUN_TORCHRUN_SEGFAULT)
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("segfault", 2)
+
+
+ROOT_CAUSE_BLOCK = (
+    "{node}: torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+    "{node}: ============================================================\n"
+    "{node}: train.py FAILED\n"
+    "{node}: ------------------------------------------------------------\n"
+    "{node}: Root Cause (first observed failure):\n"
+    "{node}: [0]:\n"
+    "{node}:   time      : 2025-06-01_10:00:{second}\n"
+    "{node}:   host      : node-{node}\n"
+    "{node}:   rank      : {rank} (local_rank: {local})\n"
+    "{node}:   exitcode  : 1 (pid: 4{rank}42)\n"
+    "{node}:   error_file: <N/A>\n"
+    "{node}:   traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n"
+    "{node}: ============================================================\n"
+)
+
+
+def test_of_two_nodes_root_cause_reports_the_earlier_failure_is_blamed(tmp_path: Path) -> None:
+    """Under srun each node's agent prints its own report: the earlier failure, not the first node to flush output."""
+    text = ROOT_CAUSE_BLOCK.format(node=0, second="07", rank=2, local=2) + ROOT_CAUSE_BLOCK.format(node=1, second="03", rank=5, local=1)
+    assert _run(tmp_path, text).initiating_rank == 5
