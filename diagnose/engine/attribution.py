@@ -37,8 +37,7 @@ def pid_ranks(log: ParsedLog) -> dict[int, int]:
         named = _PID.search(finding.evidence.text) if finding.rank is not None else None
         if named and finding.rank is not None:
             ranks.setdefault(int(named.group(1)), finding.rank)
-    for pid, rank in launched_ranks(log).items():
-        ranks[pid] = rank
+    ranks.update(launched_ranks(log))  # the launcher's own reports win over a line's prefix
     return ranks
 
 

@@ -85,7 +85,7 @@ def _stopped_first(log: ParsedLog) -> bool:
 def _worker_raised(log: ParsedLog) -> bool:
     """True when a process printed its own exception (not the launcher's report of it): the teardown is then not all
     the log shows; that exception, known to no entry, leads an ``unknown`` answer instead."""
-    return any(True for _ in own_exceptions(log))
+    return next(own_exceptions(log), None) is not None
 
 
 def named_stop(log: ParsedLog) -> list[Scored]:
@@ -96,9 +96,7 @@ def named_stop(log: ParsedLog) -> list[Scored]:
     own_errors = [
         line for line in _error_lines(log) if (line.source, line.line) not in stop_lines and not LAUNCHER_EXCEPTION.search(line.text)
     ]
-    if not deliberate or own_errors:
-        return []
-    if not _stopped_first(log):
+    if not deliberate or own_errors or not _stopped_first(log):
         return []
     first = stops(log)[0]
     ordered = chronological(deliberate)

@@ -47,15 +47,15 @@ class SignatureRules:
             if interleaved is not None and interleaved != line.rank:
                 line = line.model_copy(update={"rank": interleaved})
         signature = rule.signature
-        rank = line.rank if signature.blames_printer or named is not None else None
+        blamed = signature.blames_printer or named is not None  # else the printer is a healthy rank reporting others
         role = "teardown" if rule.collateral_only and signature.role == "initiating" else signature.role
         return Finding(
             entry_id=rule.entry_id,
             signature=signature.pattern,
             role=role,
             weight=signature.weight,
-            rank=rank,
-            host=line.host if rank is not None or signature.blames_printer else None,
+            rank=line.rank if blamed else None,
+            host=line.host if blamed else None,
             timestamp=line.timestamp,
             order=order,
             evidence=line,
