@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from diagnose.encyclopedia.entries import Entry
 from diagnose.engine.chains import causes_first
 from diagnose.engine.hangs import HangVerdict
-from diagnose.engine.terminal import CLOCK_TOLERANCE, explained_by_stop, fatal_and_survived, recovered, stops
+from diagnose.engine.terminal import CLOCK_TOLERANCE, ends_retrying, explained_by_stop, fatal_and_survived, recovered, stops
 from diagnose.engine.unexplained import unexplained_before
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding
@@ -80,8 +80,12 @@ def score_candidates(
     root_ids = {eid for eid, entry in entries.items() if entry.kind == "root-cause"}
     stopped = stops(log)
     initiating = [f for f in log.findings if f.role == "initiating" and f.entry_id in root_ids and not explained_by_stop(f, stopped)]
+    stalled: set[int] = set()  # warnings the output stops on: named, but weighed as survived
     if initiating and all(recovered(log, f) for f in initiating) and not _anything_failed(log):
-        initiating = []  # every failure line was a warning or was retried, and nothing else failed: no root cause
+        # every failure line was a warning or was retried and nothing else failed: no root cause, unless the output
+        # stops while it is still being retried (the run stalled there)
+        initiating = [f for f in initiating if ends_retrying(log, f)]
+        stalled = {id(f) for f in initiating}
     cascade = [f for f in log.findings if f.role == "cascade" and f.entry_id in root_ids and not explained_by_stop(f, stopped)]
     if not initiating and unexplained_before(log, [f.evidence for f in cascade] + [e.anchor for e in (hang.evidence if hang else [])]):
         return []  # a process's own exception, unknown to every entry, came before the consequences: it is the start
@@ -89,7 +93,7 @@ def score_candidates(
     pool = initiating or cascade
     if pool:
         fatal, survived = fatal_and_survived(log, initiating)
-        demoted = {id(f) for f in survived} if fatal else set()
+        demoted = ({id(f) for f in survived} if fatal else set()) | stalled
         ordered = causes_first(log, chronological(pool))
         for finding in ordered:
             item = scored.setdefault(finding.entry_id, Scored(finding.entry_id, 0.0))
@@ -103,6 +107,10 @@ def score_candidates(
         strong_first = next((f for f in eligible if f.weight >= STRONG_FIRST_RATIO * max(x.weight for x in eligible)), first)
         scored[strong_first.entry_id].score += EARLIEST_BONUS
         scored[strong_first.entry_id].earliest = True
+        if stalled:
+            scored[strong_first.entry_id].notes.append(
+                "only warnings: the output stops while this failure is still being retried (the run stalled here)"
+            )
     if hang is not None and not initiating:
         if hang.mismatch:  # ranks blocked in different collectives at one SeqNum: stronger than "a timeout"
             item = scored.setdefault("collective-mismatch", Scored("collective-mismatch", 0.0))

@@ -84,6 +84,16 @@ def recovered(log: ParsedLog, finding: Finding) -> bool:
     return any(text is not None and RECOVERED.search(text) for text in following)
 
 
+def ends_retrying(log: ParsedLog, finding: Finding) -> bool:
+    """True when the file ends on the finding's failure: after it come only blank lines and lines of the same entry
+    (the store connection still being retried when the output stops). Unknown (False) when the file was not kept whole."""
+    kept = log.lines.get(finding.evidence.source)
+    if kept is None:
+        return False
+    same = {f.evidence.line for f in log.findings if f.entry_id == finding.entry_id and f.evidence.source == finding.evidence.source}
+    return all(not text.strip() or number in same for number, text in enumerate(kept[finding.evidence.line :], finding.evidence.line + 1))
+
+
 def fatal_and_survived(log: ParsedLog, findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
     """(findings in the exception that ended their process, findings their process lived past)."""
     raised = exceptions(log)

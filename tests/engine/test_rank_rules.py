@@ -139,6 +139,15 @@ def test_warnings_and_retried_errors_alone_are_no_root_cause(tmp_path: Path, pre
     assert _run(tmp_path, text).root_cause.id == "unknown"
 
 
+def test_a_log_that_stops_while_a_failure_is_retried_names_it_with_a_note(tmp_path: Path) -> None:
+    bind = "[W socket.cpp:426] [c10d] The server socket has failed to {what} [::]:29500 (errno: 98 - Address already in use).\n"
+    text = "WARNING:torch.distributed.run:\n" + (bind.format(what="bind to") + bind.format(what="listen on")) * 2 + "\n"
+    diagnosis = _run(tmp_path, text)
+    assert diagnosis.root_cause.id == "rendezvous-failure"
+    assert any("still being retried" in note for note in diagnosis.notes)
+    assert _run(tmp_path, text + "step 10 loss 2.31\n").root_cause.id == "unknown"  # the run went on: survived
+
+
 def test_the_older_desync_report_names_the_rank_that_never_joined(tmp_path: Path) -> None:
     watchdog = (
         "{r}: [E ProcessGroupNCCL.cpp:475] [Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1184522, "
