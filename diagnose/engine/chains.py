@@ -13,8 +13,9 @@ A wrapper exception yields to the cause it wraps. The cause shows in one of two 
   and ptxas' own lines; ``Caught OSError in DataLoader worker process 3.`` then ``Original Traceback (most recent
   call last):`` and the worker's traceback; ``DistBackendError: NCCL error ...`` then ``ncclSystemError: ...``,
   ``Last error:`` and NCCL's specific cause. Any other line after an exception line (a launcher's, the kernel's,
-  the next output) is not its message. The wrapped error was raised before its wrapper: ``causes_first`` puts the
-  findings on those lines ahead of the wrapper's line.
+  the next output) is not its message. An exception line pasted without its traceback wraps the lines after it only
+  when it announces them (ends with ``:``). The wrapped error was raised before its wrapper: ``causes_first`` puts
+  the findings on those lines ahead of the wrapper's line.
 
 No list of wrapper types: the shape of the printout decides. Which of the two findings is the root cause is then
 the ranking's ordinary rule (the earliest finding at least ``STRONG_FIRST_RATIO`` as specific as the most specific one
@@ -160,6 +161,14 @@ def causes_first(log: ParsedLog, ordered: list[Finding]) -> list[Finding]:
         for raised in stream
         for head, span in raised.wraps.items()
     }
+    text = _texts(log)
+    for finding in ordered:  # an exception line printed without its traceback that announces more (ends with ':')
+        key = (finding.evidence.source, finding.evidence.line)
+        body = split_prefix(finding.evidence.text)[2].rstrip()
+        if key not in spans and EXCEPTION_LINE.match(body) and body.endswith(":"):
+            end = _message_end(text, *key)
+            if end > key[1]:
+                spans[key] = (finding.rank, (key[1] + 1, end))
     heads = sorted({key for f in ordered if (key := (f.evidence.source, f.evidence.line)) in spans}, key=lambda k: (k[0], -k[1]))
     result = list(ordered)
     for source, head in heads:  # the innermost (last printed) wrapper first, so nested wrapped errors stay ahead

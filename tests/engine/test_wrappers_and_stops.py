@@ -389,3 +389,11 @@ def test_an_unknown_with_the_programs_own_exception_says_so(tmp_path: Path) -> N
     assert own.evidence[0].text.endswith("AssertionError: The number of heads must be divisible by world size")
     silent = _run(tmp_path, TRAINING)
     assert silent.is_unknown and silent.mechanism == texts["unknown"].mechanism
+
+
+def test_an_announcing_exception_line_without_its_traceback_still_yields_to_what_it_wraps(tmp_path: Path) -> None:
+    oom = "OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB\n"
+    wrapper = "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+    assert _run(tmp_path, wrapper + oom).root_cause.id == "cuda-oom"  # an excerpt: the traceback above was not pasted
+    # an exception line that does not announce more is not a wrapper of the next one: see
+    # test_discriminators.test_a_bare_enospc_next_to_shared_memory_exhaustion_is_shared_memory
