@@ -29,6 +29,7 @@ STRUCTURAL: dict[str, str] = {
         r"\bnode[_-]rank[= ]\d+|\bnproc[_-]per[_-]node[= ]\d+|\bglobal_ranks=\[[\d, ]+\]|\bnnodes[= ]\d+"
         r"|\b(?:WORLD_SIZE|world_size)[=:] ?\d+|\bglobal_rank_mapping="
     ),
+    "run_start": r"Setting OMP_NUM_THREADS environment variable for each process to be 1 in default|\] WORLD INFO DICT: ",
     "nccl_host": r"(?:<HOST_\d+>|[\w.-]+):\d+:\d+ \[\d+\] NCCL INFO (?:Bootstrap|cudaDriverVersion|NCCL version)",
     "nccl_init": r"NCCL INFO .*\brank \d+ nranks \d+ cudaDev \d+ (?:nvmlDev \d+ )?busId [0-9a-f]+",
     "error_line": (

@@ -6,7 +6,7 @@ counted beyond; lines are kept whole only for small logs, else as windows around
 
 from __future__ import annotations
 
-from collections import deque
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
 from itertools import tee
 from typing import Protocol
@@ -28,6 +28,7 @@ from diagnose.parse.node_hints import drop_node_hints
 from diagnose.parse.parsed_log import FindingGroup, ParsedLog
 from diagnose.parse.rank_census import RankCensus
 from diagnose.parse.roles import assign_roles
+from diagnose.parse.runs import keep_last_run
 from diagnose.parse.scanner import Scanner
 from diagnose.parse.sources import masked_name, ordered_sources
 from diagnose.parse.timestamps import YEARLESS, iso_year, parse_timestamp, rebase_log
@@ -88,6 +89,7 @@ class LogReader:
         self._years: set[int] = set()
         self._dated: set[str] = set()
         self._replaced = 0
+        self._run_starts: dict[str, list[int]] = defaultdict(list)
         self._unwrapper = Unwrapper(redactor.redact_line, self.log.notes)
 
     def read(self, sources: Iterable[Source]) -> ParsedLog:
@@ -198,6 +200,9 @@ class LogReader:
         if kind == "launch":
             record_launch(self.log, line)
             return
+        if kind == "run_start":  # a launcher starting (again): see diagnose.parse.runs
+            self._run_starts[line.source].append(line.line)
+            return
         if kind == "nccl_init":
             record_bus(self.log, line)
             return
@@ -279,6 +284,7 @@ class LogReader:
         for group_key, group in self._groups.items():
             group.ranks = sorted(self._group_ranks[group_key])
             log.groups.append(group)
+        keep_last_run(log, self._run_starts)
         placed: list[Finding | Event] = [*log.findings, *log.events]
         for item in placed:
             if item.rank is not None and item.host and item.rank not in log.hosts:

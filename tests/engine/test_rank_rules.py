@@ -301,3 +301,30 @@ def test_of_two_nodes_root_cause_reports_the_earlier_failure_is_blamed(tmp_path:
     """Under srun each node's agent prints its own report: the earlier failure, not the first node to flush output."""
     text = ROOT_CAUSE_BLOCK.format(node=0, second="07", rank=2, local=2) + ROOT_CAUSE_BLOCK.format(node=1, second="03", rank=5, local=1)
     assert _run(tmp_path, text).initiating_rank == 5
+
+
+def _torchrun_run(rank: int, pid: int, minute: int) -> str:
+    return (
+        "*****************************************\n"
+        "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being "
+        "overloaded, please further tune the variable for optimal performance in your application as needed.\n"
+        "*****************************************\n"
+        "step 1 loss 2.31\n"
+        f"ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: {rank} (pid: {pid}) of binary: "
+        "/usr/bin/python3.10\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+        "Root Cause (first observed failure):\n[0]:\n"
+        f"  time      : 2023-08-01_01:{minute:02d}:47\n  host      : node-a\n  rank      : {rank} (local_rank: {rank})\n"
+        f"  exitcode  : -9 (pid: {pid})\n  error_file: <N/A>\n"
+        f"  traceback : Signal 9 (SIGKILL) received by PID {pid}\n" + "=" * 55 + "\n"
+    )
+
+
+def test_a_file_of_appended_runs_is_diagnosed_by_its_last_run(tmp_path: Path) -> None:
+    diagnosis = _run(tmp_path, _torchrun_run(4, 208585, 6) + _torchrun_run(3, 209017, 9))
+    assert diagnosis.initiating_rank == 3  # the first run's report (rank 4) ended before the second run started
+    assert any("more than one run" in note for note in diagnosis.notes)
+    assert all(line.line > 16 for line in diagnosis.evidence)
+    banner = _torchrun_run(4, 208585, 6).split("step 1")[0]
+    once = _run(tmp_path, banner + _torchrun_run(4, 208585, 6))  # two agents starting at once: one start, nothing cut
+    assert once.initiating_rank == 4 and not any("more than one run" in note for note in once.notes)
