@@ -197,17 +197,14 @@ class LogReader:
                 block = [make(j) for j in range(i, min(i + BLOCK_SPAN, len(lines)))]
                 self.log.failure_records.extend(child_failed_block(block))
             return
-        if kind == "launch":
-            record_launch(self.log, line)
-            return
-        if kind == "run_start":  # a launcher starting (again): see diagnose.parse.runs
-            self._run_starts[line.source].append(line.line)
-            return
-        if kind == "nccl_init":
-            record_bus(self.log, line)
-            return
-        if kind == "nccl_host":
-            if line.rank is not None and line.host:
+        if kind in ("launch", "run_start", "nccl_init", "nccl_host"):  # facts, not events
+            if kind == "launch":
+                record_launch(self.log, line)
+            elif kind == "run_start":  # a launcher starting (again): see diagnose.parse.runs
+                self._run_starts[line.source].append(line.line)
+            elif kind == "nccl_init":
+                record_bus(self.log, line)
+            elif line.rank is not None and line.host:
                 self.log.hosts.setdefault(line.rank, line.host)
             return
         if self._event_keys.get(key, 0) >= MAX_EVENTS_PER_KEY and kind != "traceback":
