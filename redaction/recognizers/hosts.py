@@ -190,10 +190,12 @@ class HostFieldRecognizer(HostPositionRecognizer):
             r"(?P<HOST>[A-Za-z0-9](?=[A-Za-z0-9_.-]*[0-9.-])[A-Za-z0-9_.-]*[A-Za-z0-9])",
             0.7,
         ),
-        # "host      : node07" (ChildFailedError), host=..., hostname: ..., HOSTNAME=...
+        # "host      : node07" (ChildFailedError), host=..., hostname: ..., HOSTNAME=...; not a sentence that goes on
+        # after "host:" (Slurm's "from submit host: Operation not permitted": a capitalised word, then lower case)
         (
             "host field any",
-            rf"(?i)(?<![\w-])(?:host_?name|host|node_?name)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<HOST>{NAME_RE})",
+            rf"(?i)(?<![\w-])(?:host_?name|host|node_?name)[\"']?[ \t]*[:=][ \t]*[\"']?"
+            rf"(?-i:(?![A-Z][a-z]+[ \t]+[a-z]+\b(?![=:])))(?P<HOST>{NAME_RE})",
             0.6,
         ),
         (  # "node: set-zw04-pc133.mt" (Megatron's NaN check): a name with a digit or a dot after node
