@@ -17,6 +17,7 @@ PREFIXES = [
     ("<HOST_2>: [rank9]: RuntimeError: CUDA error", 9, "<HOST_2>"),
     ("worker-3: Traceback (most recent call last):", None, "worker-3"),
     ("[1,7]<stderr>:RuntimeError: NCCL error", 7, None),
+    ("[3]<stderr>:RuntimeError: Horovod has been shut down.", 3, None),  # horovodrun (Gloo): no job id
     ("[rank: 2] Epoch 3: 100%", 2, None),
     ("[pod/<POD_1>/pytorch] RuntimeError: x", None, "<POD_1>"),
     ("[pod/train-worker-4/pytorch] RuntimeError: x", 4, "train-worker-4"),

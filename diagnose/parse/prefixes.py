@@ -19,7 +19,8 @@ RANK_PREFIX = re.compile(rf"\[(?:{_WORDS})(\d+)\]:")
 
 PREFIXES: list[tuple[str, re.Pattern[str]]] = [
     ("timestamp", re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?:?\s")),
-    ("mpi", re.compile(r"\[(?P<job>\d+),(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")),
+    # Open MPI's --tag-output "[job,rank]<stderr>:"; horovodrun (Gloo) "[rank]<stderr>:"
+    ("mpi", re.compile(r"\[(?:(?P<job>\d+),)?(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")),
     ("torchrun", re.compile(rf"\[(?:{_WORDS})(?P<rank>\d+)\]:\s?")),
     ("lightning", re.compile(r"\[rank: (?P<rank>\d+)\]\s?")),
     ("kubectl", re.compile(r"\[pod/(?P<host>[^/\]\s]+)/[^\]\s]*\]\s")),
@@ -31,7 +32,7 @@ PREFIXES: list[tuple[str, re.Pattern[str]]] = [
 RANK_CENSUS: list[tuple[str, re.Pattern[str]]] = [
     *((f"[{word}", re.compile(rf"\[{word}(\d+)\]:")) for word in RANK_WORDS),
     ("[rank: ", re.compile(r"\[rank: (\d+)\]")),
-    ("]<std", re.compile(r",(\d+)\]<std")),
+    ("]<std", re.compile(r"[,\[](\d+)\]<std")),
 ]
 """(literal, pattern) per prefix style, for counting ranks over a whole chunk: the literal lets a chunk skip the pattern."""
 
