@@ -2,7 +2,8 @@
 
 Kernel and scheduler lines name a pid or a host, launcher summaries name ranks with their pids
 and exit codes. In order: the rank a gathered traceback names (torch.distributed.checkpoint re-raises every
-rank's failure on one rank, each headed ``(RANK n)``); the line's own rank prefix; a pid the ChildFailedError report (or the
+rank's failure on one rank, each headed ``(RANK n)``); the line's own rank prefix; the prefix of the traceback it
+ends (a logger prefixes only a record's first line); a pid the ChildFailedError report (or the
 agent's "failed ... local_rank: N (pid: P)" on a single node) ties to a rank; the first troubled
 rank on the line's host; the rank the launcher saw exit with an exception (a positive exit code,
 where signals mark victims), preferring the report in the same file.
@@ -115,6 +116,18 @@ def gathered_rank(log: ParsedLog, finding: Finding) -> int | None:
     return None
 
 
+def traceback_rank(log: ParsedLog, finding: Finding) -> int | None:
+    """The rank of the traceback the finding's line belongs to, when only its first line carries a prefix (a logger's
+    record: SGLang's ``[... TP1] Scheduler hit an exception: Traceback ...``, Lightning's ``[rank: 1]``)."""
+    line = finding.evidence
+    for event in log.events:
+        if event.kind != "traceback" or event.rank is None or event.lines[0].source != line.source:
+            continue
+        if event.lines[0].line <= line.line <= event.lines[-1].line and any(kept.line == line.line for kept in event.lines):
+            return event.rank
+    return None
+
+
 def launched_ranks(log: ParsedLog) -> dict[int, int]:
     """pid -> global rank, from the launcher's own reports only (its failure records, its 'failed ... local_rank')."""
     ranks = {int(r["pid"]): int(r["rank"]) for r in log.failure_records if r.get("pid", "").isdigit() and r.get("rank", "").isdigit()}
@@ -145,6 +158,9 @@ def attribute_rank(log: ParsedLog, finding: Finding) -> int | None:
     )
     if finding.rank is not None and not hinted:
         return finding.rank
+    header = traceback_rank(log, finding)
+    if header is not None:
+        return header
     pid = _PID.search(finding.evidence.text) or _NCCL_PID.search(finding.evidence.text)
     by_pid = pid_ranks(log).get(int(pid.group(1))) if pid else None
     if by_pid is not None:

@@ -328,3 +328,13 @@ def test_a_file_of_appended_runs_is_diagnosed_by_its_last_run(tmp_path: Path) ->
     banner = _torchrun_run(4, 208585, 6).split("step 1")[0]
     once = _run(tmp_path, banner + _torchrun_run(4, 208585, 6))  # two agents starting at once: one start, nothing cut
     assert once.initiating_rank == 4 and not any("more than one run" in note for note in once.notes)
+
+
+def test_a_traceback_whose_first_line_names_the_rank_gives_its_exception_that_rank(tmp_path: Path) -> None:
+    text = (
+        "[rank: 2] Traceback (most recent call last):\n"  # a logger prefixes a record's first line only
+        '  File "train.py", line 12, in <module>\n'
+        "    loss.backward()\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 2 has a total capacity of 79.15 GiB\n"
+    )
+    assert _run(tmp_path, text).initiating_rank == 2
