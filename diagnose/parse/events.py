@@ -132,9 +132,13 @@ def collect_traceback(first: LogLine, following: list[tuple[int, str]], make: Ca
     """The lines of a traceback that starts at ``first``; ``following`` are (line_no, text) after it.
 
     Lines printed by other ranks (interleaved output) are skipped; the traceback ends at the
-    first unindented line of the same rank that is not a chained-exception marker.
+    first line of the same rank indented no deeper than its header (unindented, unless the header is itself
+    indented: torchrun's ``  traceback : Traceback ...`` field ends at ``  KeyError: ...``) that is not a
+    chained-exception marker.
     """
     lines = [first]
+    head = body_of(first.text)
+    margin = len(head) - len(head.lstrip())
     for line_no, text in following[:TRACEBACK_SPAN]:
         line = make(line_no, text)
         if first.rank is not None and line.rank is not None and line.rank != first.rank:
@@ -143,7 +147,8 @@ def collect_traceback(first: LogLine, following: list[tuple[int, str]], make: Ca
         if not body.strip():
             continue
         lines.append(line)
-        if not body[0].isspace() and not body.startswith(("Traceback", "During handling", "The above exception")):
+        own = body[margin:] if body[:margin].isspace() or not margin else body
+        if not own[:1].isspace() and not own.startswith(("Traceback", "During handling", "The above exception")):
             break
     return lines
 

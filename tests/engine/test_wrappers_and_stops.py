@@ -397,3 +397,18 @@ def test_an_announcing_exception_line_without_its_traceback_still_yields_to_what
     assert _run(tmp_path, wrapper + oom).root_cause.id == "cuda-oom"  # an excerpt: the traceback above was not pasted
     # an exception line that does not announce more is not a wrapper of the next one: see
     # test_discriminators.test_a_bare_enospc_next_to_shared_memory_exhaustion_is_shared_memory
+
+
+def test_the_worker_traceback_in_torchruns_report_ends_at_its_own_exception(tmp_path: Path) -> None:
+    report = (  # @record puts the worker's traceback in the Root Cause block, indented under "traceback :"
+        "Root Cause (first observed failure):\n[0]:\n  time      : 2024-05-01_10:00:00\n  host      : node1\n"
+        "  rank      : 0 (local_rank: 0)\n  exitcode  : 1 (pid: 1234)\n"
+        "  traceback : Traceback (most recent call last):\n"
+        '    File "/work/train.py", line 42, in main\n'
+        "      cfg = configs[args.name]\n"
+        "  KeyError: 'llama-7b'\n"
+        "  \n" + "=" * 60 + "\n"
+    )
+    diagnosis = _run(tmp_path, report)
+    assert diagnosis.root_cause.id == "unknown"
+    assert "KeyError: 'llama-7b'" in diagnosis.evidence[0].text  # not the closing rule of the report
