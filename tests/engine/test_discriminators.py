@@ -32,7 +32,8 @@ def _run(tmp_path: Path, text: str, name: str = "log.txt") -> Diagnosis:
     [
         (132 * MIB, 79.1 * GIB, 765.81 * MIB, False),  # 1 % of the card: the card is simply full
         (158 * MIB, 23.69 * GIB, 910.35 * MIB, False),  # could serve the request, but 4 % of the card: it is full
-        (158 * MIB, 23.69 * GIB, 1.5 * GIB, True),  # trapped memory could serve the request, 6 % of the card
+        (158 * MIB, 23.69 * GIB, 1.5 * GIB, False),  # could serve the request, but 6 % of the card: still full
+        (158 * MIB, 23.69 * GIB, 3.0 * GIB, True),  # trapped memory could serve the request, 13 % of the card
         (6.22 * GIB, 79.15 * GIB, 4.93 * GIB, False),  # trapped memory smaller than the request
         (35.6 * GIB, 79.33 * GIB, 40.69 * GIB, True),
     ],
