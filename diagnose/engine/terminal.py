@@ -91,7 +91,8 @@ def ends_retrying(log: ParsedLog, finding: Finding) -> bool:
     if kept is None:
         return False
     same = {f.evidence.line for f in log.findings if f.entry_id == finding.entry_id and f.evidence.source == finding.evidence.source}
-    return all(not text.strip() or number in same for number, text in enumerate(kept[finding.evidence.line :], finding.evidence.line + 1))
+    after = enumerate(kept[finding.evidence.line :], finding.evidence.line + 1)
+    return all(not body_of(text).strip() or number in same for number, text in after)  # kubectl stamps blank lines too
 
 
 def fatal_and_survived(log: ParsedLog, findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:

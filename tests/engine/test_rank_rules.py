@@ -146,6 +146,8 @@ def test_a_log_that_stops_while_a_failure_is_retried_names_it_with_a_note(tmp_pa
     assert diagnosis.root_cause.id == "rendezvous-failure"
     assert any("still being retried" in note for note in diagnosis.notes)
     assert _run(tmp_path, text + "step 10 loss 2.31\n").root_cause.id == "unknown"  # the run went on: survived
+    stamped = "".join("2025-02-04T07:30:03.123456789Z " + line for line in text.splitlines(keepends=True))
+    assert _run(tmp_path, stamped).root_cause.id == "rendezvous-failure"  # kubectl --timestamps stamps blank lines too
 
 
 def test_the_older_desync_report_names_the_rank_that_never_joined(tmp_path: Path) -> None:
