@@ -14,7 +14,7 @@ from diagnose.engine.candidates import Scored, chronological
 from diagnose.engine.chains import exceptions
 from diagnose.engine.hangs import HangVerdict
 from diagnose.engine.terminal import fatal_and_survived, recovered
-from diagnose.engine.unexplained import own_exceptions
+from diagnose.engine.unexplained import raised_before_exit
 from diagnose.parse.lines import make_line
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.parse.prefixes import body_of
@@ -165,7 +165,7 @@ def unknown_diagnosis(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdi
     tracebacks = [e for e in suspicious if e.kind == "traceback"]
     first = (tracebacks or suspicious)[:1]
     entry = entries.get(UNKNOWN_ENTRY)
-    own = next(own_exceptions(log), None)
+    own = next(raised_before_exit(log), None)
     text = (entries.get(PROGRAM_ERROR_ENTRY) if own is not None else None) or entry
     lines = ([own] if own is not None else []) + [e.anchor for e in (tracebacks + suspicious)]
     # the first exception's rank, else the rank the launcher blames (its root-cause report, the first rank to exit)

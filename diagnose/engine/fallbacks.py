@@ -33,7 +33,7 @@ from diagnose.engine.calibration import retrieval_threshold
 from diagnose.engine.candidates import MIN_SCORE, Scored, chronological
 from diagnose.engine.chains import LAUNCHER_EXCEPTION
 from diagnose.engine.terminal import DELIBERATE, after_stop, stops
-from diagnose.engine.unexplained import comes_before, own_exceptions
+from diagnose.engine.unexplained import comes_before, raised_before_exit
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding, LogLine
 
@@ -85,7 +85,7 @@ def _stopped_first(log: ParsedLog) -> bool:
 def _worker_raised(log: ParsedLog) -> bool:
     """True when a process printed its own exception (not the launcher's report of it): the teardown is then not all
     the log shows; that exception, known to no entry, leads an ``unknown`` answer instead."""
-    return next(own_exceptions(log), None) is not None
+    return next(raised_before_exit(log), None) is not None
 
 
 def named_stop(log: ParsedLog) -> list[Scored]:

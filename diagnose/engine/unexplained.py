@@ -7,7 +7,9 @@ rank the initiating one), not the consequence's entry. A launcher's report of it
 exception. Lines in another file count as before only by their clocks (``CLOCK_TOLERANCE`` earlier).
 
 A process's own exception is a traceback's, or an exception line right under a traceback's indented frame or
-source line whose ``Traceback (most recent call last):`` header the excerpt cut off.
+source line whose ``Traceback (most recent call last):`` header the excerpt cut off. When the launcher reports a
+worker that exited on an uncaught exception (exit code 1), a bare exception line printed before that report is
+what it died of too (``raised_before_exit``): the teardown alone is then not the whole story.
 """
 
 from __future__ import annotations
@@ -36,6 +38,31 @@ def own_exceptions(log: ParsedLog) -> Iterator[LogLine]:
         if LAUNCHER_EXCEPTION.search(line.text) or (line.source, line.line) in explained:
             continue
         if event.kind == "traceback" or (event.kind == "error_line" and _under_frames(log, line)):
+            yield line
+
+
+RAISED_EXIT = "1"
+"""The exit code of a Python process that ended on an uncaught exception (what torchrun reports as ``exitcode: 1``)."""
+
+
+def _raised_reports(log: ParsedLog) -> list[LogLine]:
+    """The launcher's lines reporting a worker that exited on an uncaught exception (``failed (exitcode: 1)``)."""
+    return [e.anchor for e in log.events if e.kind == "agent_failed" and e.fields.get("exitcode") == RAISED_EXIT]
+
+
+def raised_before_exit(log: ParsedLog) -> Iterator[LogLine]:
+    """The process's own exceptions, and bare exception lines (``ValueError: ...`` with no traceback above it in the
+    excerpt) printed before the launcher reported a worker exiting on an uncaught exception: what it died of."""
+    yield from own_exceptions(log)
+    reports = _raised_reports(log)
+    if not reports:
+        return
+    explained = {(f.evidence.source, f.evidence.line) for f in log.findings}
+    for event in log.events:
+        line = event.anchor
+        if event.kind != "error_line" or (line.source, line.line) in explained or LAUNCHER_EXCEPTION.search(line.text):
+            continue
+        if EXCEPTION_LINE.match(body_of(line.text).strip()) and any(comes_before(line, report) for report in reports):
             yield line
 
 

@@ -412,3 +412,17 @@ def test_the_worker_traceback_in_torchruns_report_ends_at_its_own_exception(tmp_
     diagnosis = _run(tmp_path, report)
     assert diagnosis.root_cause.id == "unknown"
     assert "KeyError: 'llama-7b'" in diagnosis.evidence[0].text  # not the closing rule of the report
+
+
+def test_a_bare_exception_line_before_the_launchers_exit_1_report_is_what_the_worker_died_of(tmp_path: Path) -> None:
+    teardown = (
+        "W0101 00:00:01.000000 123 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 201 closing signal "
+        "SIGTERM\n"
+        "E0101 00:00:01.500000 123 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) local_rank: 0 "
+        "(pid: 200) of binary: /usr/bin/python\n"
+    )
+    assert _run(tmp_path, teardown).root_cause.id == "elastic-teardown"  # only the launcher spoke
+    raised = "[rank0]: ValueError: invalid literal for int() with base 10: 'abc'\n"  # the excerpt kept no frames
+    diagnosis = _run(tmp_path, raised + teardown)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("unknown", 0)
+    assert "ValueError" in diagnosis.evidence[0].text
