@@ -137,6 +137,9 @@ def test_file_names_are_masked_when_they_name_hosts_or_pods() -> None:
     assert node.startswith("<HOST_") and node.endswith("/stderr.log")
     assert hints("1/rank.5/stderr", redactor, has_master=False) == (5, None)
     assert hints("llm-worker-2.log", redactor, has_master=True)[0] == 3
+    # torchrun --log-dir: <run id>/attempt_0/<local rank>/stderr.log; the run id names no host
+    assert hints("logs/none_8v0k1a2b/attempt_0/3/stderr.log", redactor, has_master=False) == (3, None)
+    assert masked_name("logs/run/attempt_0/3/stderr.log", redactor) == "logs/run/attempt_0/3/stderr.log"
 
 
 def test_interleaved_partial_line_belongs_to_the_rank_whose_prefix_precedes_the_error(tmp_path: Path) -> None:

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from diagnose.parse.ingest import Source
 
-_GENERIC = re.compile(r"^(?:(?:rank|worker|proc|process|task|gpu|local_rank|part|slurm)[-_.]?\d+|\d+|[A-Za-z_]+)$", re.I)
+_GENERIC = re.compile(r"^(?:(?:rank|worker|proc|process|task|gpu|local_rank|part|slurm|attempt)[-_.]?\d+|\d+|[A-Za-z_]+)$", re.I)
 _FILE_RANK = re.compile(r"(?:rank|proc|process|worker|gpu)[-_.]?(\d+)$|^(\d+)$", re.I)
 _DIR_RANK = re.compile(r"^rank[-_.]?(\d+)$", re.I)  # Open MPI --output-filename: 1/rank.5/stderr
+_ATTEMPT = re.compile(r"^attempt_\d+$")  # torchrun --log-dir: <run id>/attempt_0/<local rank>/stderr.log
 _POD_INDEX = re.compile(r"-(master|worker)-(\d+)$")
 _LOG_SUFFIXES = (".log", ".out", ".err", ".txt", ".gz", ".stderr", ".stdout")
 
@@ -59,12 +60,15 @@ def hints(name: str, redactor: _LineRedactor, *, has_master: bool) -> tuple[int 
         rank = int(pod.group(2)) + (1 if has_master and pod.group(1) == "worker" else 0)
     elif match:
         rank = int(next(g for g in match.groups() if g is not None))
+    elif len(path.parts) >= 3 and _ATTEMPT.match(path.parts[-3]) and path.parts[-2].isdigit():
+        rank = int(path.parts[-2])  # torchrun's local rank: the global one on a single node
     else:
         in_dirs = [m for m in (_DIR_RANK.match(part) for part in path.parts[:-1]) if m]
         rank = int(in_dirs[-1].group(1)) if in_dirs else None
     host = None
-    for part in path.parts[:-1]:
-        if any(ch.isdigit() for ch in part) and not _GENERIC.match(part):
+    for i, part in enumerate(path.parts[:-1]):
+        run_id = i + 1 < len(path.parts) and bool(_ATTEMPT.match(path.parts[i + 1]))  # torchrun's <run id>/attempt_0
+        if any(ch.isdigit() for ch in part) and not _GENERIC.match(part) and not run_id:
             host = _mask_as_host(part, redactor)
     return rank, host
 
