@@ -24,6 +24,13 @@ PREFIXES = [
     ("<HOST_1>:3121:3121 [0] NCCL INFO Bootstrap : Using ib0", None, "<HOST_1>"),
     ("[E ProcessGroupNCCL.cpp:475] [Rank 12] Watchdog caught collective operation timeout", 12, None),
     ("[PG ID 0 PG GUID 0(default_pg) Rank 7]  failure detected by watchdog", 7, None),
+    # vLLM's and SGLang's worker tags: a TP rank is the rank only when no other parallel dimension is named
+    ("(VllmWorker TP1 pid=22110) ERROR 11-14 22:48:02 [multiproc_executor.py:596] RuntimeError: x", 1, None),
+    ("(Worker_TP3 pid=530) ERROR 10-06 18:54:29 [multiproc_executor.py:694] RuntimeError: x", 3, None),
+    ("(Worker_PP1_TP0 pid=88241) ERROR 08-14 11:24:36 [multiproc_executor.py:1232] RuntimeError: x", None, None),
+    ("(RayTrainWorker pid=1234, ip=<IP_1>) [rank2]: RuntimeError: x", 2, "<IP_1>"),
+    ("[2025-03-29 18:56:25 TP5] Scheduler hit an exception: Traceback (most recent call last):", 5, None),
+    ("[2025-03-29 18:56:25 DP1 TP5] Scheduler hit an exception: Traceback (most recent call last):", None, None),
     ("step 100 | loss 2.31 | lr 3e-4", None, None),
     ("NCCL WARN Bootstrap Root : rank 3 of 8 ranks has already checked in", 3, None),
     # a rank after "around", "from", "for" ... is another rank than the printer

@@ -2,7 +2,8 @@
 
 Kernel and scheduler lines name a pid or a host, launcher summaries name ranks with their pids
 and exit codes. In order: the rank a gathered traceback names (torch.distributed.checkpoint re-raises every
-rank's failure on one rank, each headed ``(RANK n)``); the line's own rank prefix; the prefix of the traceback it
+rank's failure on one rank, each headed ``(RANK n)``) or torch.multiprocessing.spawn's report names (``-- Process 1
+terminated with the following error:``, a local rank); the line's own rank prefix; the prefix of the traceback it
 ends (a logger prefixes only a record's first line); a pid the ChildFailedError report (or the
 agent's "failed ... local_rank: N (pid: P)" on a single node) ties to a rank; the first troubled
 rank on the line's host; the rank the launcher saw exit with an exception (a positive exit code,
@@ -27,6 +28,8 @@ _NCCL_PID = re.compile(r"(?:<HOST_\d+>|[\w.-]+):(\d+):\d+ \[\d+\] ")
 _GATHERED = re.compile(r"Traceback \(most recent call last\): \(RANK (\d+)\)")
 """torch.distributed.checkpoint re-raises every rank's failure on the coordinator, each headed by its rank."""
 GATHERED_SPAN = 60
+_SPAWNED = re.compile(r"\bProcess (\d+) terminated with (?:the following error|signal|exit code)", re.I)
+"""torch.multiprocessing.spawn's report of the process that failed first, by its index: a local rank."""
 _DEVICE = re.compile(r"\bGPU (\d+)(?: has a total capac(?:i)?ty|; [\d.]+ [KMGT]iB total capacity)")
 """The CUDA device an out-of-memory message names (2.2+; 2.1 printed "capacty"; older: "GPU 0; 79.15 GiB total capacity")."""
 
@@ -116,6 +119,26 @@ def gathered_rank(log: ParsedLog, finding: Finding) -> int | None:
     return None
 
 
+def spawned_rank(log: ParsedLog, finding: Finding) -> int | None:
+    """The rank of the process ``torch.multiprocessing.spawn`` reports: the line's own ``process 1 terminated with
+    signal SIGKILL``, or the ``-- Process 1 terminated with the following error:`` heading the traceback the line ends.
+    The index is a local rank, made global as the launcher's facts allow."""
+    line = finding.evidence
+    own = _SPAWNED.search(line.text)
+    for step in range(1, GATHERED_SPAN):
+        if own:
+            break
+        text = log.line_text(line.source, line.line - step)
+        if text is None:
+            return None
+        if "Traceback (most recent call last)" in text:
+            above = [log.line_text(line.source, line.line - step - back) or "" for back in (1, 2)]
+            own = next((m for m in map(_SPAWNED.search, above) if m), None)
+            if own is None:
+                return None
+    return global_rank(log, line.source, int(own.group(1))) if own else None
+
+
 def traceback_rank(log: ParsedLog, finding: Finding) -> int | None:
     """The rank of the traceback the finding's line belongs to, when only its first line carries a prefix (a logger's
     record: SGLang's ``[... TP1] Scheduler hit an exception: Traceback ...``, Lightning's ``[rank: 1]``)."""
@@ -141,7 +164,7 @@ def launched_ranks(log: ParsedLog) -> dict[int, int]:
 
 def attribute_rank(log: ParsedLog, finding: Finding) -> int | None:
     """The rank a finding belongs to (None when nothing in the log says)."""
-    gathered = gathered_rank(log, finding)
+    gathered = _first_known(gathered_rank(log, finding), spawned_rank(log, finding))
     if gathered is not None:
         return gathered
     pid = _PID.search(finding.evidence.text)

@@ -25,6 +25,14 @@ PREFIXES: list[tuple[str, re.Pattern[str]]] = [
     ("lightning", re.compile(r"\[rank: (?P<rank>\d+)\]\s?")),
     ("kubectl", re.compile(r"\[pod/(?P<host>[^/\]\s]+)/[^\]\s]*\]\s")),
     ("host", re.compile(r"(?P<host><(?:HOST|POD|IP)_\d+>|worker-\d+|node-?\d+):\s")),
+    # vLLM's worker processes "(VllmWorker TP1 pid=7)", "(Worker_TP1 pid=7)": the TP rank is the global rank only
+    # when it is the one parallel dimension named ("Worker_PP1_TP0", "EngineCore_DP0": peeled, no rank)
+    ("vllm", re.compile(r"\((?:VllmWorker |Worker_)TP(?P<rank>\d+) pid=\d+\)\s?")),
+    # Ray's and vLLM's other process tags "(RayTrainWorker pid=7, ip=<IP_1>)", "(EngineCore_DP0 pid=7)"
+    ("process", re.compile(r"\((?:\w+(?: [A-Z]{2}\d+)? )?pid=\d+(?:, ip=(?P<host><IP_\d+>|[\d.]+))?\)\s?")),
+    # SGLang's logger "[2025-03-29 18:56:25 TP1] ": the same rule for its TP rank ("DP0 TP1", "PP1 TP0": no rank)
+    ("sglang", re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d TP(?P<rank>\d+)\]\s?")),
+    ("sglang-parallel", re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: [A-Z]{2}\d+)+\]\s?")),
     ("srun", re.compile(r"\s{0,4}(?P<rank>\d{1,5}): ")),
 ]
 """Every launcher prefix, in the order they are tried at the start of a line."""

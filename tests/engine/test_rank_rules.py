@@ -46,6 +46,30 @@ def test_a_gathered_checkpoint_traceback_belongs_to_the_rank_in_its_header(tmp_p
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("disk-full", 3)
 
 
+_SPAWN_HEAD = (
+    "torch.multiprocessing.spawn.ProcessRaisedException: \n\n"
+    "-- Process 2 terminated with the following error:\n"
+    "Traceback (most recent call last):\n"
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/multiprocessing/spawn.py", line 69, in _wrap\n'
+    "    fn(i, *args)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (_SPAWN_HEAD + "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n", 2),
+        ("torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGKILL\n", 1),
+        # the same traceback without spawn's heading names no process
+        (_SPAWN_HEAD.split("\n", 3)[3] + "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n", None),
+    ],
+)
+def test_torch_spawn_names_the_process_that_failed(tmp_path: Path, text: str, expected: int | None) -> None:
+    diagnosis = _run(tmp_path, text)
+    assert diagnosis.root_cause.id in ("cuda-oom", "host-oom-killed")
+    assert diagnosis.initiating_rank == expected
+
+
 def test_an_nccl_line_is_tied_to_its_rank_by_pid_not_by_cuda_device(tmp_path: Path) -> None:
     text = (
         "node1:214:515 [1] misc/shmutils.cc:113 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-rk (size 9637888)\n"
