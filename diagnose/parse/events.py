@@ -38,7 +38,10 @@ STRUCTURAL: dict[str, str] = {
     ),
 }
 
-_PG_ID = re.compile(r"\[PG (?:ID )?(\d+)[ \]]")
+_PG_ID = re.compile(r"\[PG (?:ID )?(\d+)(?: PG GUID (\d+))?[ \](]")
+"""The process group: its GUID names one group on every rank; its ID only counts the groups one process made."""
+_GROUP_RANK = re.compile(r"\[Rank (\d+)\]")
+"""The rank inside the process group, in the older watchdog line that names no group."""
 _WORK_FIELDS = re.compile(r"(\w+(?:\(ms\))?)=([^,)]+)")
 _STATUS = re.compile(r"[Ll]ast enqueued (?:NCCL )?work: (\d+), last completed (?:NCCL )?work: (\d+)")
 _FROM_RANK = re.compile(r"from\s+rank (\d+)")
@@ -72,8 +75,11 @@ def line_event(kind: str, line: LogLine) -> Event:
         if ran:
             fields["ran_ms"] = ran.group(1)
         group = _PG_ID.search(body)
+        in_group = _GROUP_RANK.search(body)
         if group:  # SeqNums count per process group: only one group's are comparable
-            fields["pg"] = group.group(1)
+            fields["pg"] = group.group(2) or group.group(1)
+        elif in_group and line.rank is not None and int(in_group.group(1)) != line.rank:
+            fields["pg"] = f"a subgroup at {line.source}:{line.line}"  # which one is unsaid: comparable to no other line
     elif kind == "watchdog_status":
         status = _STATUS.search(body)
         if status:

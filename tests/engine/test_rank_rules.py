@@ -260,6 +260,19 @@ def test_only_a_rank_alone_at_the_lowest_seqnum_is_behind(tmp_path: Path, seqs: 
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-timeout-hang", expected)
 
 
+@pytest.mark.parametrize(
+    "tag",
+    [
+        "[Rank {g}]",  # the older line names only the rank inside the group: ranks 2 and 5 are in different subgroups
+        "[PG ID 11 PG GUID 11{r} Rank {g}]",  # the same group ID made by two processes: two groups, by their GUIDs
+    ],
+)
+def test_seqnums_of_different_process_groups_are_not_compared(tmp_path: Path, tag: str) -> None:
+    lines = [WATCHDOG_AT.format(r=r, seq=seq).replace(f"[Rank {r}]", tag.format(r=r, g=r % 2)) for r, seq in ((2, 216), (5, 57))]
+    diagnosis = _run(tmp_path, "".join(lines))
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-timeout-hang", None)
+
+
 def test_a_line_a_healthy_rank_prints_about_the_others_names_no_rank(tmp_path: Path) -> None:
     """SGLang's post-load barrier: the rank that prints it finished loading; the slow one is another (blames_printer)."""
     text = (
