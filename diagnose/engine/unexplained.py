@@ -8,12 +8,13 @@ exception. Lines in another file count as before only by their clocks (``CLOCK_T
 
 A process's own exception is a traceback's, or an exception line right under a traceback's indented frame or
 source line whose ``Traceback (most recent call last):`` header the excerpt cut off. When the launcher reports a
-worker that exited on an uncaught exception (exit code 1), a bare exception line printed before that report is
-what it died of too (``raised_before_exit``): the teardown alone is then not the whole story.
+worker that exited on an uncaught exception (exit code 1, or a ``ChildFailedError`` naming no other), a bare
+exception line printed before that report is what it died of too (``raised_before_exit``): the teardown alone is then not the whole story.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from diagnose.engine.chains import EXCEPTION_LINE, LAUNCHER_EXCEPTION
@@ -41,13 +42,18 @@ def own_exceptions(log: ParsedLog) -> Iterator[LogLine]:
             yield line
 
 
+_CHILD_FAILED = re.compile(r"\bChildFailedError\b")
 RAISED_EXIT = "1"
 """The exit code of a Python process that ended on an uncaught exception (what torchrun reports as ``exitcode: 1``)."""
 
 
 def _raised_reports(log: ParsedLog) -> list[LogLine]:
-    """The launcher's lines reporting a worker that exited on an uncaught exception (``failed (exitcode: 1)``)."""
-    return [e.anchor for e in log.events if e.kind == "agent_failed" and e.fields.get("exitcode") == RAISED_EXIT]
+    """The launcher's lines reporting a worker that exited on an uncaught exception: ``failed (exitcode: 1)``, and its
+    ``ChildFailedError`` when its report names no other exit code (or the excerpt ends before it names one)."""
+    reports = [e.anchor for e in log.events if e.kind == "agent_failed" and e.fields.get("exitcode") == RAISED_EXIT]
+    if {r["exitcode"] for r in log.failure_records if r.get("exitcode")} <= {RAISED_EXIT}:
+        reports += [e.anchor for e in log.events if e.kind in ("traceback", "error_line") and _CHILD_FAILED.search(e.anchor.text)]
+    return reports
 
 
 def raised_before_exit(log: ParsedLog) -> Iterator[LogLine]:

@@ -426,3 +426,32 @@ def test_a_bare_exception_line_before_the_launchers_exit_1_report_is_what_the_wo
     diagnosis = _run(tmp_path, raised + teardown)
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("unknown", 0)
     assert "ValueError" in diagnosis.evidence[0].text
+
+
+_CHILD_FAILED = (
+    "Traceback (most recent call last):\n"
+    '  File "/usr/lib/python3.8/site-packages/torch/distributed/launcher/api.py", line 264, in launch_agent\n'
+    "    raise ChildFailedError(\n"
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n" + "=" * 60 + "\ntrain.py FAILED\n"
+)
+
+
+@pytest.mark.parametrize(("exitcode", "expected"), [(None, "unknown"), ("-9", "host-oom-killed")])
+def test_a_bare_exception_line_before_a_childfailederror_is_what_the_worker_died_of(
+    tmp_path: Path, exitcode: str | None, expected: str
+) -> None:
+    """A report cut before its exit code names a worker that raised; one naming a kill does not."""
+    raised = "KeyError: \"Override 'local-rank' not found in: ['seed', 'debug']\"\n"
+    report = (
+        _CHILD_FAILED
+        if exitcode is None
+        else _CHILD_FAILED
+        + (
+            "Failures:\n  <NO_OTHER_FAILURES>\n" + "-" * 60 + "\nRoot Cause (first observed failure):\n[0]:\n"
+            "  time      : 2024-03-28_11:59:50\n  host      : node1\n  rank      : 0 (local_rank: 0)\n"
+            f"  exitcode  : {exitcode} (pid: 200)\n  error_file: <N/A>\n  traceback : Signal 9 (SIGKILL) received by PID 200\n"
+            + "=" * 60
+            + "\n"
+        )
+    )
+    assert _run(tmp_path, raised + report).root_cause.id == expected
