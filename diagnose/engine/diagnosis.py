@@ -30,6 +30,7 @@ from diagnose.schema import (
 
 MAX_EVIDENCE = 8
 UNKNOWN_ENTRY = "unknown"
+_NUMBER = re.compile(r"\d+")
 PROGRAM_ERROR_ENTRY = "program-error"
 """What an ``unknown`` says when a process printed an exception of its own that no entry knows."""
 
@@ -158,6 +159,11 @@ def build_diagnosis(
     )
 
 
+def _shape(text: str) -> str:
+    """An exception line without its prefixes and numbers (a rank's own index in its message, sizes)."""
+    return _NUMBER.sub("N", body_of(text).strip())
+
+
 def unknown_diagnosis(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdict | None, notes: list[str] | None = None) -> Diagnosis:
     """No known failure: show the most suspicious lines and what to turn on next time; when a process printed an
     exception of its own, that exception leads and the mechanism and fix are the program-error entry's."""
@@ -168,8 +174,13 @@ def unknown_diagnosis(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdi
     own = next(raised_before_exit(log), None)
     text = (entries.get(PROGRAM_ERROR_ENTRY) if own is not None else None) or entry
     lines = ([own] if own is not None else []) + [e.anchor for e in (tracebacks + suspicious)]
-    # the first exception's rank, else the rank the launcher blames (its root-cause report, the first rank to exit)
+    # the first exception's rank, else the rank the launcher blames (its root-cause report, the first rank to exit);
+    # none when several ranks raised that same exception: the program failed alike everywhere, no rank went first
     rank = first[0].rank if first and first[0].rank is not None else launcher_rank(log)
+    alike = sorted({e.rank for e in tracebacks if e.rank is not None and _shape(e.anchor.text) == _shape(first[0].anchor.text)})
+    if len(alike) > 1:
+        rank = None
+        notes = [*(notes or []), f"ranks {', '.join(map(str, alike))} raised the same exception: no rank went first"]
     return Diagnosis(
         root_cause=RootCause(id="unknown", title=entry.title if entry else "No known failure found", confidence=0.0),
         candidates=[],

@@ -455,3 +455,17 @@ def test_a_bare_exception_line_before_a_childfailederror_is_what_the_worker_died
         )
     )
     assert _run(tmp_path, raised + report).root_cause.id == expected
+
+
+@pytest.mark.parametrize(("ranks", "expected"), [((7, 4, 3), None), ((7,), 7)])
+def test_an_unknown_exception_every_rank_raised_alike_names_no_rank(tmp_path: Path, ranks: tuple[int, ...], expected: int | None) -> None:
+    """The same program error on several ranks (each naming itself in the message) went first on none of them."""
+    text = "".join(
+        f"[rank{r}]: Traceback (most recent call last):\n"
+        f'[rank{r}]:   File "train.py", line 50, in forward\n'
+        f"[rank{r}]:     assert q.shape == expected\n"
+        f"[rank{r}]: AssertionError: [{r}]: query input tensor does not match the required shape\n"
+        for r in ranks
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("unknown", expected)
