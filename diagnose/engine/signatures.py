@@ -8,11 +8,16 @@ for ``patterns`` and asks ``finding`` about each line that matched.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from diagnose.encyclopedia.entries import Entry, Signature
-from diagnose.parse.prefixes import interleaved_rank
+from diagnose.parse.prefixes import body_of, interleaved_rank
 from diagnose.schema import Finding, LogLine
+
+ENVIRONMENT_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?[A-Z_][A-Z0-9_]*=(?!=)")
+"""A line of an ``env`` / ``printenv`` dump or an echoed ``export``: a job script printing its configuration (NGC images set
+``_CUDA_COMPAT_STATUS=...CUDA_ERROR_SYSTEM_DRIVER_MISMATCH`` on every healthy start), not something that happened."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,8 @@ class SignatureRules:
     def finding(self, index: int, line: LogLine, order: int) -> Finding | None:
         """The finding for rule ``index`` on ``line`` (the scanner matched it); None when its exclusion applies."""
         rule = self.rules[index]
+        if ENVIRONMENT_ASSIGNMENT.match(body_of(line.text)):
+            return None
         if rule.signature.exclude_regex is not None and rule.signature.exclude_regex.search(line.text):
             return None
         match = rule.signature.regex.search(line.text)

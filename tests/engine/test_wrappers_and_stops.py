@@ -469,3 +469,35 @@ def test_an_unknown_exception_every_rank_raised_alike_names_no_rank(tmp_path: Pa
     )
     diagnosis = _run(tmp_path, text)
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("unknown", expected)
+
+
+def test_an_exception_every_rank_raised_alike_takes_the_rank_the_launcher_observed_first(tmp_path: Path) -> None:
+    """Printed order proves nothing when all ranks raised alike; torchrun's root-cause report names the first failure it saw."""
+    raised = "".join(
+        f"[rank{r}]: Traceback (most recent call last):\n"
+        f'[rank{r}]:   File "train.py", line 24, in setup\n'
+        f"[rank{r}]: RuntimeError: world_size (4) is less than sequence_parallel_size 8\n"
+        for r in (0, 1, 2, 3)
+    )
+    report = (
+        _CHILD_FAILED + "Failures:\n  <NO_OTHER_FAILURES>\n" + "-" * 60 + "\nRoot Cause (first observed failure):\n[0]:\n"
+        "  time      : 2026-03-13_15:53:46\n  host      : node1\n  rank      : 2 (local_rank: 2)\n"
+        "  exitcode  : 1 (pid: 536922)\n  error_file: <N/A>\n" + "=" * 60 + "\n"
+    )
+    diagnosis = _run(tmp_path, raised + report)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("unknown", 2)
+    assert any("ranks 0, 1, 2, 3 raised the same exception; the launcher observed rank 2" in note for note in diagnosis.notes)
+
+
+def test_an_environment_dump_is_configuration_not_a_failure(tmp_path: Path) -> None:
+    """A job script's ``env`` dump names a driver mismatch on every healthy NGC start; the exception that ended the run decides."""
+    text = (
+        "0: NCCL_NET_PLUGIN=ofi\n"
+        "0: _CUDA_COMPAT_STATUS=System has unsupported display driver / cuda driver combination "
+        "(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH) cuInit()=803\n"
+        "0: [default0]:[rank0]: Traceback (most recent call last):\n"
+        '0: [default0]:[rank0]:   File "kernels/attn.py", line 94, in forward\n'
+        "0: [default0]:[rank0]: RuntimeError: expected scalar type Float but found BFloat16\n"
+    )
+    assert _run(tmp_path, text).root_cause.id == "dtype-mismatch"
+    assert _run(tmp_path, text.replace("0: _CUDA_COMPAT_STATUS=", "0: ")).root_cause.id == "cuda-driver-mismatch"
