@@ -220,6 +220,12 @@ def _only_reported(log: ParsedLog, source: str) -> int | None:
 
 def launcher_rank(log: ParsedLog) -> int | None:
     """The rank the launcher blames: its ChildFailedError root cause, else the first rank it saw exit on its own."""
+    reported = reported_root_rank(log)
+    return reported if reported is not None else _raised(log, "")
+
+
+def reported_root_rank(log: ParsedLog) -> int | None:
+    """The rank of torchrun's "Root Cause (first observed failure)" report (the earliest one when each node printed its own)."""
     roots = [
         r
         for r in log.failure_records
@@ -229,4 +235,4 @@ def launcher_rank(log: ParsedLog) -> int | None:
     ]
     if roots:  # one report per node under srun: the earliest failure, not the first node to flush its output
         return int(min(roots, key=lambda r: r.get("time", ""))["rank"])
-    return _raised(log, "")
+    return None

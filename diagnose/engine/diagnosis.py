@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from diagnose.encyclopedia.entries import Entry
-from diagnose.engine.attribution import attribute_rank, launcher_rank
+from diagnose.engine.attribution import attribute_rank, launcher_rank, reported_root_rank
 from diagnose.engine.candidates import Scored, chronological
 from diagnose.engine.chains import exceptions
 from diagnose.engine.hangs import HangVerdict
@@ -175,12 +175,14 @@ def unknown_diagnosis(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdi
     text = (entries.get(PROGRAM_ERROR_ENTRY) if own is not None else None) or entry
     lines = ([own] if own is not None else []) + [e.anchor for e in (tracebacks + suspicious)]
     # the first exception's rank, else the rank the launcher blames (its root-cause report, the first rank to exit);
-    # none when several ranks raised that same exception: the program failed alike everywhere, no rank went first
+    # when several ranks raised that same exception the program failed alike everywhere: the order their tracebacks were
+    # printed in proves nothing, only the launcher's record of the first failure it observed names a rank
     rank = first[0].rank if first and first[0].rank is not None else launcher_rank(log)
     alike = sorted({e.rank for e in tracebacks if e.rank is not None and _shape(e.anchor.text) == _shape(first[0].anchor.text)})
     if len(alike) > 1:
-        rank = None
-        notes = [*(notes or []), f"ranks {', '.join(map(str, alike))} raised the same exception: no rank went first"]
+        rank = reported_root_rank(log)
+        reported = f"; the launcher observed rank {rank} fail first" if rank is not None else ": no rank went first"
+        notes = [*(notes or []), f"ranks {', '.join(map(str, alike))} raised the same exception{reported}"]
     return Diagnosis(
         root_cause=RootCause(id="unknown", title=entry.title if entry else "No known failure found", confidence=0.0),
         candidates=[],
