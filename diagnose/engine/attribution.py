@@ -72,11 +72,13 @@ def global_rank(log: ParsedLog, source: str, local_rank: int) -> int | None:
 
 
 def exits(log: ParsedLog) -> list[tuple[int, int, str, str]]:
-    """(rank, exit code, source, time) of every process the launcher reported, records first."""
+    """(rank, exit code, source, time) of every process the launcher reported, records first; a root cause reported
+    without its exit code (a report cut short, a launcher that prints none) counts as an exception's exit, 1."""
     exits = [
-        (int(r["rank"]), int(r["exitcode"]), r.get("source", ""), r.get("time", ""))
+        (int(r["rank"]), int(code), r.get("source", ""), r.get("time", ""))
         for r in log.failure_records
-        if r.get("rank", "").isdigit() and r.get("exitcode", "").lstrip("-").isdigit()
+        for code in [r.get("exitcode", "1" if r.get("root_cause") == "yes" else "")]
+        if r.get("rank", "").isdigit() and code.lstrip("-").isdigit()
     ]
     reported = {(r.get("source"), r.get("pid")) for r in log.failure_records if r.get("pid")}
     for event in log.events:

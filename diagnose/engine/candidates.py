@@ -105,6 +105,12 @@ def score_candidates(
         first = eligible[0]
         # a weak early line must not beat a strong, specific one a moment later
         strong_first = next((f for f in eligible if f.weight >= STRONG_FIRST_RATIO * max(x.weight for x in eligible)), first)
+        # unless that early line is in the exception that ended its process and the strong one ended none (a launcher's
+        # exit report, a line of another process after it): what failed after the exception is its consequence
+        ended = {id(f) for f in fatal}
+        before = eligible[: eligible.index(strong_first)]
+        if id(strong_first) not in ended and any(id(f) in ended for f in before):
+            strong_first = max((f for f in before if id(f) in ended), key=lambda f: f.weight)
         scored[strong_first.entry_id].score += EARLIEST_BONUS
         scored[strong_first.entry_id].earliest = True
         if stalled:

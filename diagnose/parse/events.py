@@ -22,7 +22,10 @@ STRUCTURAL: dict[str, str] = {
     "dump_observed": r"Observed flight recorder dump signal from another rank",
     "dump_from_rank": r"Received a dump signal due to a collective timeout from\s+rank \d+",
     "lagging": r"ranks \[[\d, ]+\] are the lagging ranks|\[[\d, ]+\] finished collective #\d+, but didn't join collective #\d+",
-    "child_failed": r"Root Cause \(first observed failure\):|^Failures:$|ChildFailedError|The first process to do so was:",
+    "child_failed": (
+        r"Root Cause \(first observed failure\):|^Failures:$|ChildFailedError|The first process to do so was:"
+        r"|text_generation_launcher: Shard \d+ (?:failed to start|crashed)"
+    ),
     "agent_failed": r"failed \(exitcode: -?\d+\) local_rank: \d+",
     "signal": r"Signal \d+ \(SIG\w+\) received by PID|closing signal SIG\w+|Segmentation fault|Fatal Python error",
     "launch": (
@@ -58,6 +61,8 @@ _BLOCK_RANK_VALUE = re.compile(r"(\d+)(?: \(local_rank: (\d+)\))?")
 _MPI_PROCESS = re.compile(r"^\s*Process name:\s*\[\[\d+,\d+\],(\d+)\]")
 """Open MPI's summary names the first process to exit as ``[[jobid,step],rank]``."""
 _MPI_EXIT = re.compile(r"^\s*Exit code:\s*(-?\d+)")
+_TGI_SHARD = re.compile(r"text_generation_launcher: Shard (\d+) (?:failed to start|crashed)")
+"""Text Generation Inference's launcher naming the shard (its torch.distributed rank) that failed: then it stops the others."""
 
 TRACEBACK_SPAN = 300
 BLOCK_SPAN = 60
@@ -160,8 +165,8 @@ def collect_traceback(first: LogLine, following: list[tuple[int, str]], make: Ca
 
 
 def child_failed_block(lines: list[LogLine]) -> list[dict[str, str]]:
-    """The per-rank records of a ChildFailedError block (or Open MPI's first failed process): rank, local_rank, host,
-    exitcode, time, root_cause."""
+    """The per-rank records of a ChildFailedError block (or Open MPI's first failed process, or the shard Text Generation
+    Inference's launcher names): rank, local_rank, host, exitcode, time, root_cause."""
     records: list[dict[str, str]] = []
     current: dict[str, str] | None = None
     in_root = False
@@ -170,6 +175,12 @@ def child_failed_block(lines: list[LogLine]) -> list[dict[str, str]]:
         if "Root Cause (first observed failure)" in body or "The first process to do so was:" in body:
             in_root = True
             continue
+        shard = _TGI_SHARD.search(body)
+        if shard:  # its own one-line report: the first shard it saw fail
+            records.append(
+                {"index": shard.group(1), "rank": shard.group(1), "root_cause": "yes", "line": str(line.line), "source": line.source}
+            )
+            break
         mpi = _MPI_PROCESS.match(body)
         if mpi:
             current = {

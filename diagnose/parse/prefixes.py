@@ -24,7 +24,8 @@ PREFIXES: list[tuple[str, re.Pattern[str]]] = [
     ("torchrun", re.compile(rf"\[(?:{_WORDS})(?P<rank>\d+)\]:\s?")),
     ("lightning", re.compile(r"\[rank: (?P<rank>\d+)\]\s?")),
     ("kubectl", re.compile(r"\[pod/(?P<host>[^/\]\s]+)/[^\]\s]*\]\s")),
-    ("host", re.compile(r"(?P<host><(?:HOST|POD|IP)_\d+>|worker-\d+|node-?\d+):\s")),
+    # pdsh (DeepSpeed's multi-node runner) names each line's node as the hostfile does; "localhost" is never masked
+    ("host", re.compile(r"(?P<host><(?:HOST|POD|IP)_\d+>|worker-\d+|node-?\d+|localhost):\s")),
     # vLLM's worker processes "(VllmWorker TP1 pid=7)", "(Worker_TP1 pid=7)": the TP rank is the global rank only
     # when it is the one parallel dimension named ("Worker_PP1_TP0", "EngineCore_DP0": peeled, no rank)
     ("vllm", re.compile(r"\((?:VllmWorker |Worker_)TP(?P<rank>\d+) pid=\d+\)\s?")),

@@ -377,3 +377,35 @@ def test_a_traceback_whose_first_line_names_the_rank_gives_its_exception_that_ra
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 2 has a total capacity of 79.15 GiB\n"
     )
     assert _run(tmp_path, text).initiating_rank == 2
+
+
+def test_text_generation_inference_names_the_shard_that_failed_to_start(tmp_path: Path) -> None:
+    """TGI's launcher reports the shard (its torch.distributed rank) that failed, then stops the others."""
+    text = (
+        "RuntimeError: The server socket has failed to listen on any local network address. The server socket has failed "
+        "to bind to [::]:29500 (errno: 98 - Address already in use).\n"
+        " rank=0\n"
+        "2023-10-16T06:54:28.059380Z ERROR text_generation_launcher: Shard 0 failed to start\n"
+        "2023-10-16T06:54:28.059423Z  INFO text_generation_launcher: Shutting down shards\n"
+        "2023-10-16T06:54:28.106837Z  INFO shard-manager: text_generation_launcher: Shard terminated rank=1\n"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("rendezvous-failure", 0)
+    assert _run(tmp_path, text.replace("Shard 0 failed to start", "Shard 1 crashed")).initiating_rank == 1
+
+
+def test_pdsh_localhost_prefix_is_peeled_so_the_ranks_traceback_ends_its_process(tmp_path: Path) -> None:
+    """DeepSpeed's multi-node runner prefixes lines with the hostfile's name, often "localhost": rank 0's exception ended
+    rank 0, and another process's crash the launcher reports 20 s later is its consequence."""
+    text = (
+        "localhost: [rank0]: Traceback (most recent call last):\n"
+        'localhost: [rank0]:   File "/w/megatron/core/parallel_state.py", line 284, in initialize_model_parallel\n'
+        "localhost: [rank0]:     group = torch.distributed.new_group(embedding_ranks)\n"
+        "localhost: [rank0]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:230, "
+        "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.5\n"
+        "localhost: [rank0]: ncclUnhandledCudaError: Call to CUDA function failed.\n"
+        "localhost: [2026-03-24 13:17:05,699] [ERROR] [launch.py:341:sigkill_handler] ['/usr/bin/python3', '-u', "
+        "'pretrain_gpt.py', '--local_rank=15'] exits with return code = -11\n"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-init-failure", 0)
