@@ -178,6 +178,15 @@ def test_real_cases_carry_their_split_and_provenance() -> None:
         assert not (label.rank_proven and label.initiating_rank is None), f"{case.id}: rank proven but none labeled"
 
 
+def test_no_two_real_cases_share_a_source() -> None:
+    """One report, one case: two excerpts of one thread would count its failure twice (and could straddle the splits)."""
+    by_source: dict[str, list[str]] = {}
+    for case in load_cases(evals_dir() / "real"):
+        by_source.setdefault(str(case.label.source), []).append(case.id)
+    shared = {source: ids for source, ids in by_source.items() if len(ids) > 1}
+    assert not shared, shared
+
+
 def test_rank_counts_only_where_proven_and_test_failures_stay_unnamed() -> None:
     from diagnose.evaluation.cases import Label
     from diagnose.evaluation.score import CaseResult, compare, figures, score_case, summarize
