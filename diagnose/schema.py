@@ -82,6 +82,7 @@ class Finding(_Model):
     role: Role
     weight: float = Field(description="specificity of the signature, 0-1")
     rank: int | None = None
+    rank_named: bool = Field(default=False, description="the message itself names the rank (Horovod's 'missing ranks: 3'), not a prefix")
     host: str | None = None
     timestamp: float | None = None
     order: int = Field(description="position of the event in reading order (file order, then line)")

@@ -120,8 +120,10 @@ def build_diagnosis(
         findings = [f for f in findings if id(f) not in lived] + [f for f in findings if id(f) in lived]
     lines = [f.evidence for f in findings]
     rank = attribute_rank(log, findings[0]) if findings else None
-    named = {f.rank for f in findings if f.rank is not None and f.role == "initiating"}
-    if rank is None and len(named) == 1:  # the first line names no rank; the failure is reported with one rank only
+    # the first line names no rank; the failure is reported with one rank only, by the failing rank's own lines or by
+    # messages naming it (a stall report's "missing ranks: 815" printed by a healthy rank)
+    named = {f.rank for f in findings if f.rank is not None and (f.role == "initiating" or f.rank_named)}
+    if rank is None and len(named) == 1:
         rank = named.pop()
     if findings and all(f.role == "teardown" for f in findings):  # only the launcher spoke: its blame decides
         blamed = launcher_rank(log)

@@ -62,6 +62,7 @@ class SignatureRules:
             role=role,
             weight=signature.weight,
             rank=line.rank if blamed else None,
+            rank_named=named is not None and named.isdigit(),
             host=line.host if blamed else None,
             timestamp=line.timestamp,
             order=order,

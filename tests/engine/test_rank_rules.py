@@ -409,3 +409,17 @@ def test_pdsh_localhost_prefix_is_peeled_so_the_ranks_traceback_ends_its_process
     )
     diagnosis = _run(tmp_path, text)
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-init-failure", 0)
+
+
+def test_a_stall_report_naming_the_missing_rank_gives_the_rank_when_the_first_line_names_none(tmp_path: Path) -> None:
+    """Horovod's stall inspector heads its report with a line naming no rank; the lines below name the one everyone waits for."""
+    text = (
+        "WARNING: One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are "
+        "waiting for remainder of ranks for more than 60 seconds.\n"
+        "Stalled ops:\n"
+        "v0/tower_0/HorovodAllreduce_v0_tower_0_gradients_AddN_37_0 [missing ranks: 815]\n"
+        "v0/tower_0/HorovodAllreduce_v0_tower_0_gradients_AddN_44_0 [missing ranks: 815]\n"
+    )
+    assert _run(tmp_path, text).initiating_rank == 815
+    two = text.replace("AddN_44_0 [missing ranks: 815]", "AddN_44_0 [missing ranks: 12]")
+    assert _run(tmp_path, two).initiating_rank is None  # two ranks named: the report proves neither went first
