@@ -36,6 +36,8 @@ SURVIVED_DISCOUNT = 0.6
 """A failure the process lived past (a retried exception, a warning, a fallback) weighs this share when another one ended it."""
 HANG_SCORE = 0.6
 HANG_SCORE_NO_RANK = 0.5
+HANG_ENTRY = "nccl-timeout-hang"
+STRAGGLER_ENTRY = "straggler-rank"
 
 
 @dataclass
@@ -71,6 +73,17 @@ FAILURE_EVENTS = frozenset({"traceback", "error_line", "signal", "agent_failed"}
 def _anything_failed(log: ParsedLog) -> bool:
     """True when the log shows an exception, an error line, a signal or a launcher's failure report."""
     return bool(log.failure_records) or any(e.kind in FAILURE_EVENTS for e in log.events)
+
+
+def outlived_stall(log: ParsedLog, cascade: list[Finding]) -> bool:
+    """True when a log whose only trouble is collectives waiting, reported at warning level (a stall inspector's reports),
+    goes on past the last of them and nothing failed: the ranks waited for a slow one and the run continued. Unknown (False) when a file was
+    not kept whole."""
+    stalls = [f for f in cascade if f.entry_id == HANG_ENTRY]
+    if not stalls or len(stalls) != len(cascade) or _anything_failed(log) or not all(recovered(log, f) for f in stalls):
+        return False  # an error-level report (a watchdog stuck, about to terminate the process) is no slow rank
+    last = max(stalls, key=lambda f: f.order)
+    return log.lines.get(last.evidence.source) is not None and not ends_retrying(log, last)
 
 
 def score_candidates(
@@ -117,6 +130,12 @@ def score_candidates(
             scored[strong_first.entry_id].notes.append(
                 "only warnings: the output stops while this failure is still being retried (the run stalled here)"
             )
+    # no timeout expired (no hang verdict), the stall reports stop and the run goes on: the others waited for a slow rank
+    if hang is None and not initiating and HANG_ENTRY in scored and STRAGGLER_ENTRY in entries and outlived_stall(log, cascade):
+        item = scored.pop(HANG_ENTRY)
+        item.entry_id = STRAGGLER_ENTRY
+        item.notes.append("the run went on after the stall reports and nothing failed: a slow rank, not a hang")
+        scored[STRAGGLER_ENTRY] = item
     if hang is not None and not initiating:
         if hang.mismatch:  # ranks blocked in different collectives at one SeqNum: stronger than "a timeout"
             item = scored.setdefault("collective-mismatch", Scored("collective-mismatch", 0.0))

@@ -28,8 +28,9 @@ from diagnose.schema import Finding, LogLine
 
 PYTHON_WARNING = re.compile(r"\.py:\d+: (?:\w+\.)*\w*Warning:")
 """The ``warnings`` module's format: what it reports did not raise."""
-LOGGED_WARNING = re.compile(r"\[WARNING\]|^\s*WARNING:[\w.]*:| - WARNING - |(?:^|\]:)\[?W\d{3,4} \d\d:\d\d:\d\d")
-"""Python ``logging`` at WARNING level (DeepSpeed's ``[WARNING]``, the default ``WARNING:name:``, `` - WARNING - ``)
+LOGGED_WARNING = re.compile(r"\[WARNING\]|^\s*WARNING:(?:[\w.]*:|\s)| - WARNING - |(?:^|\]:)\[?W\d{3,4} \d\d:\d\d:\d\d")
+"""Python ``logging`` at WARNING level (DeepSpeed's ``[WARNING]``, the default ``WARNING:name:``, `` - WARNING - ``), a
+plain ``WARNING: ...`` line (Horovod's stall inspector)
 or glog/c10 at W (``[W204 07:30:03 socket.cpp:752]``): the program logged it and went on."""
 RECOVERED = re.compile(
     r"\bfall(?:ing)?[ -]?back\b|\bfalls back\b|\bwill (?:be )?retr(?:y|ied)\b|\bretrying\b|\bRetry(?:ing)? in\b"

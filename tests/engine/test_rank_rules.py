@@ -423,3 +423,23 @@ def test_a_stall_report_naming_the_missing_rank_gives_the_rank_when_the_first_li
     assert _run(tmp_path, text).initiating_rank == 815
     two = text.replace("AddN_44_0 [missing ranks: 815]", "AddN_44_0 [missing ranks: 12]")
     assert _run(tmp_path, two).initiating_rank is None  # two ranks named: the report proves neither went first
+
+
+@pytest.mark.parametrize(
+    ("after", "expected"),
+    [
+        ("I0821 01:57:42.623394 47595311335168 tf_logging.py:115] Saving checkpoint to path /results/model.ckpt\n", "straggler-rank"),
+        ("", "nccl-timeout-hang"),  # the log ends while the ranks still wait
+        ("Traceback (most recent call last):\nRuntimeError: Horovod has been shut down.\n", "nccl-timeout-hang"),
+    ],
+)
+def test_a_stall_the_run_outlives_is_a_straggler_not_a_hang(tmp_path: Path, after: str, expected: str) -> None:
+    """Warnings that collectives wait for one rank, then training goes on with nothing failing: that rank was slow."""
+    stall = (
+        "WARNING: One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are "
+        "waiting for remainder of ranks for more than 60 seconds.\n"
+        "Stalled ops:\n"
+        "v0/tower_0/HorovodAllreduce_v0_tower_0_gradients_AddN_37_0 [missing ranks: 815]\n"
+    )
+    diagnosis = _run(tmp_path, stall + stall + after)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == (expected, 815)
