@@ -19,7 +19,15 @@ from dataclasses import dataclass, field
 from diagnose.encyclopedia.entries import Entry
 from diagnose.engine.chains import causes_first
 from diagnose.engine.hangs import HangVerdict
-from diagnose.engine.terminal import CLOCK_TOLERANCE, ends_retrying, explained_by_stop, fatal_and_survived, recovered, stops
+from diagnose.engine.terminal import (
+    CLOCK_TOLERANCE,
+    after_stop,
+    ends_retrying,
+    explained_by_stop,
+    fatal_and_survived,
+    recovered,
+    stops,
+)
 from diagnose.engine.unexplained import unexplained_before
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding
@@ -71,8 +79,14 @@ FAILURE_EVENTS = frozenset({"traceback", "error_line", "signal", "agent_failed"}
 
 
 def _anything_failed(log: ParsedLog) -> bool:
-    """True when the log shows an exception, an error line, a signal or a launcher's failure report."""
-    return bool(log.failure_records) or any(e.kind in FAILURE_EVENTS for e in log.events)
+    """True when the log shows an exception, an error line, a signal or a launcher's failure report; a person's stop
+    (``KeyboardInterrupt``) and what it set off are no failure."""
+    stopped = stops(log)
+    at_stop = {(line.source, line.line) for line in stopped}
+    return bool(log.failure_records) or any(
+        e.kind in FAILURE_EVENTS and (e.anchor.source, e.anchor.line) not in at_stop and not after_stop(e.anchor, stopped)
+        for e in log.events
+    )
 
 
 def outlived_stall(log: ParsedLog, cascade: list[Finding]) -> bool:

@@ -501,3 +501,22 @@ def test_an_environment_dump_is_configuration_not_a_failure(tmp_path: Path) -> N
     )
     assert _run(tmp_path, text).root_cause.id == "dtype-mismatch"
     assert _run(tmp_path, text.replace("0: _CUDA_COMPAT_STATUS=", "0: ")).root_cause.id == "cuda-driver-mismatch"
+
+
+def test_a_warning_the_run_lived_past_is_no_root_cause_when_a_person_stopped_it(tmp_path: Path) -> None:
+    """A hub lookup that only warned, training going on, then Ctrl-C: the stop is how the run ended."""
+    text = (
+        "/venv/lib/python3.10/site-packages/peft/utils/other.py:611: UserWarning: Unable to fetch remote file due to the "
+        "following error (MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded with url: "
+        "/google/gemma-2-9b/resolve/main/config.json (Caused by ConnectTimeoutError(<urllib3.connection.HTTPSConnection object>, "
+        "'Connection to huggingface.co timed out. (connect timeout=10)'))\"), '(Request ID: 1)') - silently ignoring the lookup "
+        "for the file config.json in google/gemma-2-9b.\n"
+        "{'loss': 1.2345, 'grad_norm': 0.5, 'learning_rate': 0.0001, 'epoch': 0.01}\n"
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 120, in <module>\n'
+        "    trainer.train()\n"
+        "KeyboardInterrupt\n"
+    )
+    assert _run(tmp_path, text).root_cause.id == "user-interrupt"
+    failed = text.replace("KeyboardInterrupt\n", "RuntimeError: boom\n")  # another failure ended it: the warning stays a suspect
+    assert _run(tmp_path, failed).root_cause.id != "user-interrupt"
