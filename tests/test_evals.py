@@ -10,6 +10,7 @@ split is frozen, only its aggregate is read.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -178,13 +179,25 @@ def test_real_cases_carry_their_split_and_provenance() -> None:
         assert not (label.rank_proven and label.initiating_rank is None), f"{case.id}: rank proven but none labeled"
 
 
+_COMMITTED = re.compile(r"https://github\.com/([^/]+/[^/]+)/blob/[0-9a-f]{7,40}/(.+)$")
+
+
 def test_no_two_real_cases_share_a_source() -> None:
-    """One report, one case: two excerpts of one thread would count its failure twice (and could straddle the splits)."""
+    """One report, one case: two excerpts of one thread would count its failure twice (and could straddle the splits).
+    A committed file cited at two commits is one source too, unless both copies sit in one split (the file was
+    overwritten by another run): a copy on each side would let `dev` work read a `test` log."""
     by_source: dict[str, list[str]] = {}
+    by_file: dict[tuple[str, str], set[str]] = {}
     for case in load_cases(evals_dir() / "real"):
-        by_source.setdefault(str(case.label.source), []).append(case.id)
+        source = str(case.label.source)
+        by_source.setdefault(source, []).append(case.id)
+        committed = _COMMITTED.match(source)
+        if committed:
+            by_file.setdefault((committed.group(1).lower(), committed.group(2)), set()).add(str(case.label.split))
     shared = {source: ids for source, ids in by_source.items() if len(ids) > 1}
     assert not shared, shared
+    straddling = [file for file, splits in by_file.items() if len(splits) > 1]
+    assert not straddling, straddling
 
 
 def test_rank_counts_only_where_proven_and_test_failures_stay_unnamed() -> None:
