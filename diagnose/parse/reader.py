@@ -26,6 +26,7 @@ from diagnose.parse.launch_facts import record_bus, record_launch
 from diagnose.parse.lines import make_line
 from diagnose.parse.node_hints import drop_node_hints
 from diagnose.parse.parsed_log import FindingGroup, ParsedLog
+from diagnose.parse.prefixes import body_of
 from diagnose.parse.rank_census import RankCensus
 from diagnose.parse.roles import assign_roles
 from diagnose.parse.runs import keep_last_run
@@ -44,6 +45,9 @@ MAX_EVENTS_PER_KEY = 4
 WINDOW = 3
 LOOKBACK = 200
 YEAR_SEARCH_CHARS = 64 * 1024
+IGNORED = "Exception ignored in"
+"""CPython's heading of an exception it reported and let go (``Exception ignored in atexit callback: ...``,
+``Exception ignored in: <function ... __del__>``, ``Exception ignored in thread started by``)."""
 
 
 class SignatureMatcher(Protocol):
@@ -212,6 +216,8 @@ class LogReader:
             return
         self._event_keys[key] = self._event_keys.get(key, 0) + 1
         if kind == "traceback":
+            if i > 0 and body_of(lines[i - 1]).lstrip().startswith(IGNORED):
+                return  # Python printed it and went on (__del__, atexit, a thread's excepthook): no process died of it
             following = [(j, lines[j]) for j in range(i + 1, min(i + 301, len(lines)))]
             tb_lines = collect_traceback(line, following, lambda j, _text: make(j))
             event: Event = traceback_event(tb_lines)

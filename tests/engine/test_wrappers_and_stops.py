@@ -520,3 +520,22 @@ def test_a_warning_the_run_lived_past_is_no_root_cause_when_a_person_stopped_it(
     assert _run(tmp_path, text).root_cause.id == "user-interrupt"
     failed = text.replace("KeyboardInterrupt\n", "RuntimeError: boom\n")  # another failure ended it: the warning stays a suspect
     assert _run(tmp_path, failed).root_cause.id != "user-interrupt"
+
+
+def test_an_exception_python_ignored_is_not_what_a_process_died_of(tmp_path: Path) -> None:
+    """An atexit callback's traceback under "Exception ignored in" on node 1, then rank 0's own error, then the
+    other node's agent losing the store rank 0's node hosted: rank 0's exception is the start."""
+    text = (
+        "1: Exception ignored in atexit callback: <function matmul_ext_update_autotune_table at 0x7f972d1c3100>\n"
+        "1: Traceback (most recent call last):\n"
+        '1:   File "/w/deepspeed/ops/transformer/inference/triton/matmul_ext.py", line 186, in _update_autotune_table\n'
+        "1: FileNotFoundError: [Errno 2] No such file or directory: '/home/u/.triton/autotune/kernel.pickle.tmp'\n"
+        "0: [rank0]: Traceback (most recent call last):\n"
+        '0: [rank0]:   File "/w/train.py", line 210, in <module>\n'
+        "0: [rank0]: ValueError: min() arg is an empty sequence\n"
+        "1: W0417 13:16:41.681000 651856 site-packages/torch/distributed/elastic/rendezvous/dynamic_rendezvous.py:1331] The node "
+        "'node1_651856_0' has failed to send a keep-alive heartbeat to the rendezvous 'none' due to an error of type "
+        "RendezvousConnectionError.\n"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("unknown", 0)
