@@ -139,6 +139,16 @@ def traceback_event(lines: list[LogLine]) -> Event:
     )
 
 
+IGNORED = "Exception ignored in"
+"""CPython's heading of an exception it reported and let go (``Exception ignored in atexit callback: ...``,
+``Exception ignored in: <function ... __del__>``, ``Exception ignored in thread started by``)."""
+
+
+def ignored_exception(heading: str) -> bool:
+    """True when ``heading``, the line above a traceback, says Python printed the exception and went on."""
+    return body_of(heading).lstrip().startswith(IGNORED)
+
+
 def collect_traceback(first: LogLine, following: list[tuple[int, str]], make: Callable[[int, str], LogLine]) -> list[LogLine]:
     """The lines of a traceback that starts at ``first``; ``following`` are (line_no, text) after it.
 

@@ -16,6 +16,7 @@ from diagnose.parse.events import (
     STRUCTURAL,
     child_failed_block,
     collect_traceback,
+    ignored_exception,
     line_event,
     traceback_event,
 )
@@ -26,7 +27,6 @@ from diagnose.parse.launch_facts import record_bus, record_launch
 from diagnose.parse.lines import make_line
 from diagnose.parse.node_hints import drop_node_hints
 from diagnose.parse.parsed_log import FindingGroup, ParsedLog
-from diagnose.parse.prefixes import body_of
 from diagnose.parse.rank_census import RankCensus
 from diagnose.parse.roles import assign_roles
 from diagnose.parse.runs import keep_last_run
@@ -45,9 +45,6 @@ MAX_EVENTS_PER_KEY = 4
 WINDOW = 3
 LOOKBACK = 200
 YEAR_SEARCH_CHARS = 64 * 1024
-IGNORED = "Exception ignored in"
-"""CPython's heading of an exception it reported and let go (``Exception ignored in atexit callback: ...``,
-``Exception ignored in: <function ... __del__>``, ``Exception ignored in thread started by``)."""
 
 
 class SignatureMatcher(Protocol):
@@ -193,8 +190,7 @@ class LogReader:
     def _structural(self, kind: str, line: LogLine, i: int, lines: list[str], make: Callable[[int], LogLine]) -> None:
         key = (kind, line.rank)
         if kind == "child_failed":
-            # a later line of a report already read (its "Root Cause" after its ChildFailedError) adds nothing; another
-            # agent's report after it (srun runs one per node) is read too
+            # a later line of a report already read adds nothing; another agent's report after it (srun: one per node) is read
             if not any(
                 r.get("source") == line.source and line.line <= int(r["line"]) < line.line + BLOCK_SPAN for r in self.log.failure_records
             ):
@@ -216,8 +212,8 @@ class LogReader:
             return
         self._event_keys[key] = self._event_keys.get(key, 0) + 1
         if kind == "traceback":
-            if i > 0 and body_of(lines[i - 1]).lstrip().startswith(IGNORED):
-                return  # Python printed it and went on (__del__, atexit, a thread's excepthook): no process died of it
+            if i > 0 and ignored_exception(lines[i - 1]):
+                return  # no process died of it
             following = [(j, lines[j]) for j in range(i + 1, min(i + 301, len(lines)))]
             tb_lines = collect_traceback(line, following, lambda j, _text: make(j))
             event: Event = traceback_event(tb_lines)
