@@ -90,9 +90,9 @@ def _anything_failed(log: ParsedLog) -> bool:
 
 
 def outlived_stall(log: ParsedLog, cascade: list[Finding]) -> bool:
-    """True when a log whose only trouble is collectives waiting, reported at warning level (a stall inspector's reports),
-    goes on past the last of them and nothing failed: the ranks waited for a slow one and the run continued. Unknown (False) when a file was
-    not kept whole."""
+    """True when a log whose only trouble is collectives waiting, reported at warning level (a stall inspector's
+    reports), goes on past the last of them and nothing failed: the ranks waited for a slow one and the run went on.
+    Unknown (False) when a file was not kept whole."""
     stalls = [f for f in cascade if f.entry_id == HANG_ENTRY]
     if not stalls or len(stalls) != len(cascade) or _anything_failed(log) or not all(recovered(log, f) for f in stalls):
         return False  # an error-level report (a watchdog stuck, about to terminate the process) is no slow rank

@@ -210,10 +210,10 @@ class LogReader:
         if self._event_keys.get(key, 0) >= MAX_EVENTS_PER_KEY and kind != "traceback":
             self._event_keys[key] += 1
             return
+        if kind == "traceback" and i > 0 and ignored_exception(lines[i - 1]):
+            return  # no process died of it, and it takes no place among the rank's kept tracebacks
         self._event_keys[key] = self._event_keys.get(key, 0) + 1
         if kind == "traceback":
-            if i > 0 and ignored_exception(lines[i - 1]):
-                return  # no process died of it
             following = [(j, lines[j]) for j in range(i + 1, min(i + 301, len(lines)))]
             tb_lines = collect_traceback(line, following, lambda j, _text: make(j))
             event: Event = traceback_event(tb_lines)
