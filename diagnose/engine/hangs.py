@@ -161,6 +161,33 @@ def behind_on_seqnum(t: Timeouts, verdict: HangVerdict) -> bool:
     return True
 
 
+def behind_on_enqueued(t: Timeouts, verdict: HangVerdict) -> bool:
+    """The one rank whose last enqueued work is lower than every other's in the same process group: it never enqueued
+    the collective the others are waiting in (the Flight Recorder's reading of ``pg_status``). When several ranks share
+    the lowest count, none of them is the one behind."""
+    groups = Counter(e.fields.get("pg", "") for e in t.statuses if e.rank is not None)
+    if not groups:
+        return False
+    group = groups.most_common(1)[0][0]
+    enqueued = {
+        e.rank: int(e.fields["last_enqueued"])
+        for e in t.statuses
+        if e.rank is not None and e.fields.get("pg", "") == group and e.fields.get("last_enqueued", "").isdigit()
+    }
+    if len(enqueued) < 2 or len(set(enqueued.values())) <= 1:
+        return False
+    lowest = min(enqueued.values())
+    behind_ranks = [rank for rank, count in enqueued.items() if count == lowest]
+    if len(behind_ranks) > 1:
+        return False
+    behind = behind_ranks[0]
+    verdict.rank = behind
+    verdict.evidence = [e for e in t.statuses if e.rank == behind][:1]
+    most = max(enqueued.values())
+    verdict.reason = f"rank {behind} enqueued less work than the others ({lowest} vs {most}): it never entered their collective"
+    return True
+
+
 def fabric_stall(t: Timeouts, verdict: HangVerdict) -> bool:
     """Every rank that reported is inside the same collective: no rank to blame, suspect the network."""
     busy = [e for e in t.statuses if e.fields.get("last_enqueued") != e.fields.get("last_completed")]
@@ -191,6 +218,7 @@ STRATEGIES: list[tuple[str, Strategy]] = [
     ("never entered the collective", never_entered),
     ("silent ranks", silent_ranks),
     ("behind on SeqNum", behind_on_seqnum),
+    ("behind on enqueued work", behind_on_enqueued),
     ("first to dump", first_to_dump),
     ("fabric stall", fabric_stall),
 ]

@@ -89,6 +89,9 @@ def line_event(kind: str, line: LogLine) -> Event:
         status = _STATUS.search(body)
         if status:
             fields = {"last_enqueued": status.group(1), "last_completed": status.group(2)}
+            group = _PG_ID.search(body)
+            if group:
+                fields["pg"] = group.group(2) or group.group(1)
     elif kind == "dump_from_rank":
         fields = {"from_rank": _FROM_RANK.search(body).group(1)}  # type: ignore[union-attr]
     elif kind == "lagging":

@@ -273,6 +273,37 @@ def test_seqnums_of_different_process_groups_are_not_compared(tmp_path: Path, ta
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-timeout-hang", None)
 
 
+STATUS_AT = (
+    "[rank{r}]:[E1015 10:00:00.000000 123 ProcessGroupNCCL.cpp:1375] [PG 0 (default_pg) Rank {r}] Exception (either an error "
+    "or timeout) detected by watchdog at work: {seq}, last enqueued NCCL work: {seq}, last completed NCCL work: {done}.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("enqueued", "expected"),
+    [({0: 17, 1: 18, 2: 18, 3: 18}, 0), ({0: 17, 1: 17, 2: 18, 3: 18}, None), ({0: 18, 1: 18}, None)],
+)
+def test_the_one_rank_that_enqueued_less_work_is_the_one_the_others_wait_for(
+    tmp_path: Path, enqueued: dict[int, int], expected: int | None
+) -> None:
+    """Every rank is inside a collective (enqueued > completed); rank 0 alone never enqueued the one the others wait in."""
+    text = "".join(STATUS_AT.format(r=r, seq=seq, done=seq - 1) for r, seq in enqueued.items())
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-timeout-hang", expected)
+
+
+def test_a_monitored_barrier_that_names_one_missing_rank_gives_that_rank(tmp_path: Path) -> None:
+    """Rank 0 raised, but about rank 3: the rank that never reached the barrier is the one the others waited for."""
+    text = (
+        "[rank0]: Traceback (most recent call last):\n"
+        '[rank0]:   File "train.py", line 30, in <module>\n'
+        "[rank0]:     dist.monitored_barrier(timeout=timedelta(seconds=60))\n"
+        "[rank0]: RuntimeError: [Rank 0]: Rank 3 failed to pass monitoredBarrier in 60000 ms\n"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-timeout-hang", 3)
+
+
 def test_a_line_a_healthy_rank_prints_about_the_others_names_no_rank(tmp_path: Path) -> None:
     """SGLang's post-load barrier: the rank that prints it finished loading; the slow one is another (blames_printer)."""
     text = (
