@@ -21,6 +21,7 @@ from diagnose.engine.chains import causes_first
 from diagnose.engine.hangs import HangVerdict
 from diagnose.engine.terminal import (
     CLOCK_TOLERANCE,
+    PYTHON_WARNING,
     after_stop,
     ends_retrying,
     explained_by_stop,
@@ -28,7 +29,7 @@ from diagnose.engine.terminal import (
     recovered,
     stops,
 )
-from diagnose.engine.unexplained import unexplained_before
+from diagnose.engine.unexplained import code_error_after, unexplained_before
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding
 
@@ -113,6 +114,12 @@ def score_candidates(
         # stops while it is still being retried (the run stalled there)
         initiating = [f for f in initiating if ends_retrying(log, f)]
         stalled = {id(f) for f in initiating}
+    elif (
+        initiating
+        and all(PYTHON_WARNING.search(f.evidence.text) for f in initiating)
+        and code_error_after(log, [f.evidence for f in initiating])
+    ):
+        return []  # the run lived past every Python warning, then died of an error in its own code: that is the start
     cascade = [f for f in log.findings if f.role == "cascade" and f.entry_id in root_ids and not explained_by_stop(f, stopped)]
     if not initiating and unexplained_before(log, [f.evidence for f in cascade] + [e.anchor for e in (hang.evidence if hang else [])]):
         return []  # a process's own exception, unknown to every entry, came before the consequences: it is the start

@@ -87,3 +87,20 @@ def unexplained_before(log: ParsedLog, consequences: list[LogLine]) -> LogLine |
         if all(comes_before(line, later) for later in consequences):
             return line
     return None
+
+
+CODE_ERRORS = frozenset({"AttributeError", "NameError", "KeyError", "TypeError", "IndexError", "UnboundLocalError"})
+"""Python's errors of a program's own code: a warning the library printed long before (and fell back from) did not make them."""
+
+
+def code_error_after(log: ParsedLog, survived: list[LogLine]) -> LogLine | None:
+    """The exception line of the last traceback when no finding explains it, it is a coding error (CODE_ERRORS) and it
+    comes after every one of ``survived`` (warnings the process lived past), else None."""
+    tracebacks = [e for e in log.events if e.kind == "traceback" and not LAUNCHER_EXCEPTION.search(e.anchor.text)]
+    if not tracebacks or not survived:
+        return None
+    last = tracebacks[-1]
+    explained = any(f.evidence.source == last.anchor.source and f.evidence.line == last.anchor.line for f in log.findings)
+    if explained or (last.exception_type or "").rsplit(".", 1)[-1] not in CODE_ERRORS:
+        return None
+    return last.anchor if all(comes_before(earlier, last.anchor) for earlier in survived) else None

@@ -64,6 +64,9 @@ _MPI_EXIT = re.compile(r"^\s*Exit code:\s*(-?\d+)")
 _TGI_SHARD = re.compile(r"text_generation_launcher: Shard (\d+) (?:failed to start|crashed)")
 """Text Generation Inference's launcher naming the shard (its torch.distributed rank) that failed: then it stops the others."""
 
+_HEADER_INDENT = re.compile(r"^(\s*)(?:\w+\s*:\s*)?Traceback \(most recent call last\)")
+"""A traceback header's own indentation (torchrun's ``  traceback : Traceback ...`` field keeps the field's)."""
+
 TRACEBACK_SPAN = 300
 BLOCK_SPAN = 60
 MESSAGE_CHARS = 500
@@ -161,8 +164,8 @@ def collect_traceback(first: LogLine, following: list[tuple[int, str]], make: Ca
     chained-exception marker.
     """
     lines = [first]
-    head = body_of(first.text)
-    margin = len(head) - len(head.lstrip())
+    indented = _HEADER_INDENT.match(body_of(first.text))
+    margin = len(indented.group(1)) if indented else 0  # a progress bar the header is glued to is no indentation
     for line_no, text in following[:TRACEBACK_SPAN]:
         line = make(line_no, text)
         if first.rank is not None and line.rank is not None and line.rank != first.rank:

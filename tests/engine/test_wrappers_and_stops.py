@@ -522,6 +522,42 @@ def test_a_warning_the_run_lived_past_is_no_root_cause_when_a_person_stopped_it(
     assert _run(tmp_path, failed).root_cause.id != "user-interrupt"
 
 
+TORCHVISION_WARNING = (
+    "/env/lib/python3.10/site-packages/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: "
+    "'/env/lib/python3.10/site-packages/torchvision/image.so: undefined symbol: _ZN3c1017RegisterOperatorsD1Ev'"
+    "If you don't plan on using image functionality from `torchvision.io`, you can ignore this warning.\n"
+    "2026-03-06 06:20:43,868 INFO: End of training. Time consumed: 2 days, 19:43:56\n"
+)
+TRACEBACK_UNDER_BAR = (
+    "\r  0%|          | 0/500 [00:00<?, ?image/s]Traceback (most recent call last):\n"
+    '  File "/code/basicsr/train.py", line 264, in train_pipeline\n'
+    "    model.validation(val_loaders, current_iter, tb_logger)\n"
+    '  File "/env/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1928, in __getattr__\n'
+    "    raise AttributeError(\n"
+    "{exception}\n"
+)
+
+
+def test_a_traceback_glued_to_a_progress_bar_is_read_to_its_exception(tmp_path: Path) -> None:
+    """tqdm's bar (indented by its own padding) is not the header's indentation: the frames belong to the traceback."""
+    text = TRACEBACK_UNDER_BAR.format(exception="AttributeError: 'WaveMamba' object has no attribute 'test'")
+    result = _result(tmp_path, {"train.log": text})
+    (traceback,) = [e for e in result.log.events if e.kind == "traceback"]
+    assert traceback.exception_type == "AttributeError"
+
+
+@pytest.mark.parametrize(
+    ("exception", "expected"),
+    [
+        ("AttributeError: 'WaveMamba' object has no attribute 'test'", "unknown"),  # the user's code, long after the warning
+        ("OSError: [Errno 5] Input/output error", "import-abi-error"),  # not a coding error: the warning stays a suspect
+    ],
+)
+def test_a_python_warning_the_run_lived_past_yields_to_an_error_in_its_own_code(tmp_path: Path, exception: str, expected: str) -> None:
+    text = TORCHVISION_WARNING + TRACEBACK_UNDER_BAR.format(exception=exception)
+    assert _run(tmp_path, text).root_cause.id == expected
+
+
 def test_an_exception_python_ignored_is_not_what_a_process_died_of(tmp_path: Path) -> None:
     """An atexit callback's traceback under "Exception ignored in" on node 1, then rank 0's own error, then the
     other node's agent losing the store rank 0's node hosted: rank 0's exception is the start."""
