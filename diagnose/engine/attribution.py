@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from diagnose.engine.candidates import chronological
-from diagnose.parse.launch_facts import bus_rank, ranks_by_host
+from diagnose.parse.launch_facts import bus_rank, ranks_by_host, ranks_by_pid
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.parse.prefixes import split_prefix
 from diagnose.schema import Finding
@@ -41,6 +41,7 @@ def pid_ranks(log: ParsedLog) -> dict[int, int]:
         named = _PID.search(finding.evidence.text) if finding.rank is not None else None
         if named and finding.rank is not None:
             ranks.setdefault(int(named.group(1)), finding.rank)
+    ranks.update(ranks_by_pid(log))
     ranks.update(launched_ranks(log))  # the launcher's own reports win over a line's prefix
     return ranks
 

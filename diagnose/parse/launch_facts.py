@@ -1,6 +1,7 @@
 """How a launcher mapped processes to global ranks, as its own lines say: torchrun's flags and agent report,
-DeepSpeed's ``global_rank_mapping`` (host -> its global ranks, in local-rank order), and NCCL's init lines
-(``NCCL INFO ... rank 11 nranks 16 cudaDev 3 nvmlDev 3 busId 5d000``: which rank drives the GPU at a PCI bus)."""
+DeepSpeed's ``global_rank_mapping`` (host -> its global ranks, in local-rank order), Ray Train's list of the worker
+processes it started (pid -> world rank), and NCCL's init lines (``NCCL INFO ... rank 11 nranks 16 cudaDev 3 nvmlDev 3
+busId 5d000``: which rank drives the GPU at a PCI bus)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ LAUNCH_FACTS = [
     ("rank_mapping", re.compile(r"\bglobal_rank_mapping=defaultdict\(<class 'list'>, (\{[^}]*\})\)")),
 ]
 _MAPPED_HOST = re.compile(r"'([^']+)': \[([\d, ]*)\]")
+RAY_WORKER = re.compile(r"\bpid=(\d+)\) world_rank=(\d+)")
+"""ray/train/_internal/backend_executor.py (and Ray Train v2's controller) list the workers they started:
+``(TorchTrainer pid=71127) - (ip=10.216.70.82, pid=75298) world_rank=0, local_rank=0, node_rank=0``."""
 
 
 def record_launch(log: ParsedLog, line: LogLine) -> None:
@@ -28,6 +32,14 @@ def record_launch(log: ParsedLog, line: LogLine) -> None:
         match = pattern.search(line.text)
         if match and key not in facts:
             facts[key] = match.group(1) if key == "rank_mapping" else match.group(1).replace(" ", "")
+    worker = RAY_WORKER.search(line.text)
+    if worker:
+        facts.setdefault(f"pid:{worker.group(1)}", worker.group(2))
+
+
+def ranks_by_pid(log: ParsedLog) -> dict[int, int]:
+    """pid -> global rank, from the launcher's list of the processes it started (Ray Train's worker list)."""
+    return {int(key[4:]): int(rank) for facts in log.launch.values() for key, rank in facts.items() if key.startswith("pid:")}
 
 
 def ranks_by_host(log: ParsedLog) -> dict[str, list[int]]:

@@ -304,6 +304,23 @@ def test_a_monitored_barrier_that_names_one_missing_rank_gives_that_rank(tmp_pat
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-timeout-hang", 3)
 
 
+def test_ray_trains_worker_list_ties_a_workers_pid_to_its_world_rank(tmp_path: Path) -> None:
+    """Ray tags each line with the printing process's pid; the trainer's list of the workers it started gives their ranks."""
+    workers = "".join(
+        f"(TorchTrainer pid=71127) - (ip=10.216.70.{82 + rank // 2}, pid={pid}) world_rank={rank}, local_rank={rank % 2}, "
+        f"node_rank={rank // 2}\n"
+        for rank, pid in enumerate((75298, 75299, 8820, 8821))
+    )
+    failure = (
+        "(RayTrainWorker pid=8820, ip=10.216.70.83) Traceback (most recent call last):\n"
+        '(RayTrainWorker pid=8820, ip=10.216.70.83)   File "train.py", line 10, in train_func\n'
+        "(RayTrainWorker pid=8820, ip=10.216.70.83) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+        "GPU 0 has a total capacity of 22.00 GiB of which 1.00 GiB is free.\n"
+    )
+    assert _run(tmp_path, workers + failure).initiating_rank == 2
+    assert _run(tmp_path, failure).initiating_rank is None  # without the list, a pid is no rank
+
+
 def test_a_line_a_healthy_rank_prints_about_the_others_names_no_rank(tmp_path: Path) -> None:
     """SGLang's post-load barrier: the rank that prints it finished loading; the slow one is another (blames_printer)."""
     text = (
