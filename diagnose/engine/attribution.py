@@ -25,6 +25,9 @@ VICTIM_EXITS = {-6, -15, -2, 134, 143, 130}
 _PID = re.compile(r"(?:\bpid[=: ]\s*|Killed process |PID )(\d+)", re.I)
 _NCCL_PID = re.compile(r"(?:<HOST_\d+>|[\w.-]+):(\d+):\d+ \[\d+\] ")
 """NCCL's own prefix ``host:pid:tid [cuda device]``: the device is not the rank, the pid ties to one."""
+_SRUN_TASK_EXIT = re.compile(r"srun: error: \S+: task (\d+): Exited with exit code (\d+)")
+"""srun's report of one task that ended on its own (its other tasks it then reports ``Terminated`` or ``Killed``)."""
+_AGENT_FACTS = ("nproc", "global_ranks", "rank_mapping")
 _GATHERED = re.compile(r"Traceback \(most recent call last\): \(RANK (\d+)\)")
 """torch.distributed.checkpoint re-raises every rank's failure on the coordinator, each headed by its rank."""
 GATHERED_SPAN = 60
@@ -92,9 +95,21 @@ def exits(log: ParsedLog) -> list[tuple[int, int, str, str]]:
     return exits
 
 
+def _srun_exits(log: ParsedLog) -> list[tuple[int, int, str, str]]:
+    """(task, exit code, source, "") of the tasks srun reported exiting on their own, when srun started the ranks itself:
+    its task number is then the rank (SLURM_PROCID). With an agent per node in between (torchrun's reports and flags,
+    DeepSpeed's rank mapping), a task is a node and names no rank."""
+    agent = log.failure_records or any(e.kind == "agent_failed" for e in log.events)
+    if agent or any(key in facts for facts in log.launch.values() for key in _AGENT_FACTS):
+        return []
+    tasks = ((f, _SRUN_TASK_EXIT.search(f.evidence.text)) for f in log.findings)
+    return [(int(m.group(1)), int(m.group(2)), f.evidence.source, "") for f, m in tasks if m]
+
+
 def _raised(log: ParsedLog, source: str, *, same_file_only: bool = False) -> int | None:
-    """The rank that exited on its own: an exception or a crash signal, not a teardown signal."""
-    raised = [x for x in exits(log) if x[1] != 0 and x[1] not in VICTIM_EXITS]
+    """The rank that exited on its own: an exception or a crash signal, not a teardown signal (the launcher's reports, and
+    srun's task when srun started the ranks itself)."""
+    raised = [x for x in exits(log) + _srun_exits(log) if x[1] != 0 and x[1] not in VICTIM_EXITS]
     same_file = [x for x in raised if x[2] == source]
     if same_file_only and not same_file:
         return None

@@ -321,6 +321,24 @@ def test_ray_trains_worker_list_ties_a_workers_pid_to_its_world_rank(tmp_path: P
     assert _run(tmp_path, failure).initiating_rank is None  # without the list, a pid is no rank
 
 
+SRUN_OOM = (
+    "Traceback (most recent call last):\n"
+    '  File "train.py", line 10, in <module>\n'
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of "
+    "which 1.00 GiB is free.\n"
+    "srun: error: gpu-node-07: task 5: Exited with exit code 1\n"
+    "srun: error: gpu-node-07: tasks 0-4,6-7: Killed\n"
+)
+
+
+@pytest.mark.parametrize(("agent", "expected"), [("", 5), ("[INFO] torchrun nproc_per_node=8 nnodes=2\n", None)])
+def test_the_srun_task_that_exited_alone_is_the_rank_when_srun_started_the_ranks(tmp_path: Path, agent: str, expected: int | None) -> None:
+    """srun SIGKILLs the other tasks after one exits: that task is SLURM_PROCID, the rank, unless an agent per node
+    (torchrun) started the ranks, when a task is a node."""
+    diagnosis = _run(tmp_path, agent + SRUN_OOM)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("cuda-oom", expected)
+
+
 def test_a_line_a_healthy_rank_prints_about_the_others_names_no_rank(tmp_path: Path) -> None:
     """SGLang's post-load barrier: the rank that prints it finished loading; the slow one is another (blames_printer)."""
     text = (
