@@ -339,6 +339,16 @@ def test_the_srun_task_that_exited_alone_is_the_rank_when_srun_started_the_ranks
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("cuda-oom", expected)
 
 
+def test_a_rank_waiting_for_the_nccl_id_names_the_rank_it_waited_for(tmp_path: Path) -> None:
+    """Rank 2 timed out reading rank 0's ncclUniqueId: rank 0 never reached the first collective (busy preprocessing)."""
+    text = (
+        "[rank2]:     torch.distributed.barrier()\n"
+        "[rank2]: torch.distributed.DistBackendError: [2] is setting up NCCL communicator and retrieving ncclUniqueId from [0] "
+        "via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout\n"
+    )
+    assert _run(tmp_path, text).initiating_rank == 0
+
+
 def test_a_line_a_healthy_rank_prints_about_the_others_names_no_rank(tmp_path: Path) -> None:
     """SGLang's post-load barrier: the rank that prints it finished loading; the slow one is another (blames_printer)."""
     text = (
