@@ -200,6 +200,31 @@ def test_no_two_real_cases_share_a_source() -> None:
     assert not straddling, straddling
 
 
+TWIN_SHARE = 0.8
+"""A `test` log with this share of its lines in one `dev` log of the same repository is that log again, not held out."""
+
+
+def test_no_test_log_is_mostly_a_dev_log_of_the_same_repository() -> None:
+    """Committed logs of one repository (runs of the same script) fall in both splits by their URLs' hashes; one whose lines
+    are mostly another's (the same run continued, re-run, copied) would let `dev` work read a `test` log."""
+    by_repo: dict[str, list[tuple[str, str, set[str]]]] = {}
+    for case in load_cases(evals_dir() / "real"):
+        committed = _COMMITTED.match(str(case.label.source))
+        log = case.log_path
+        if committed and log.is_file():
+            lines = {line.strip() for line in log.read_text(encoding="utf-8", errors="replace").split("\n") if len(line.strip()) > 30}
+            by_repo.setdefault(committed.group(1).lower(), []).append((case.id, str(case.label.split), lines))
+    twins = [
+        (test_id, dev_id)
+        for cases in by_repo.values()
+        for test_id, split, lines in cases
+        if split == "test" and len(lines) >= 20
+        for dev_id, other, dev_lines in cases
+        if other == "dev" and len(dev_lines) >= 20 and len(lines & dev_lines) >= TWIN_SHARE * len(lines)
+    ]
+    assert not twins, f"{len(twins)} test logs repeat a dev log"
+
+
 def test_rank_counts_only_where_proven_and_test_failures_stay_unnamed() -> None:
     from diagnose.evaluation.cases import Label
     from diagnose.evaluation.score import CaseResult, compare, figures, score_case, summarize
