@@ -20,7 +20,7 @@ LAUNCH_FACTS = [
     ("rank_mapping", re.compile(r"\bglobal_rank_mapping=defaultdict\(<class 'list'>, (\{[^}]*\})\)")),
 ]
 _MAPPED_HOST = re.compile(r"'([^']+)': \[([\d, ]*)\]")
-RAY_WORKER = re.compile(r"\bpid=(\d+)\) world_rank=(\d+)")
+_RAY_WORKER = re.compile(r"\bpid=(\d+)\) world_rank=(\d+)")
 """ray/train/_internal/backend_executor.py (and Ray Train v2's controller) list the workers they started:
 ``(TorchTrainer pid=71127) - (ip=10.216.70.82, pid=75298) world_rank=0, local_rank=0, node_rank=0``."""
 
@@ -32,7 +32,7 @@ def record_launch(log: ParsedLog, line: LogLine) -> None:
         match = pattern.search(line.text)
         if match and key not in facts:
             facts[key] = match.group(1) if key == "rank_mapping" else match.group(1).replace(" ", "")
-    worker = RAY_WORKER.search(line.text)
+    worker = _RAY_WORKER.search(line.text)
     if worker:
         facts.setdefault(f"pid:{worker.group(1)}", worker.group(2))
 
