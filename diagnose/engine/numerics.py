@@ -2,7 +2,8 @@
 
 Dynamic loss scaling skips a step and halves the scale on every overflow; healthy runs do this now and then
 and recover. ``fp16-loss-scale-collapse``'s noise signature captures the scale each reduction reached (named
-groups ``reduced``, ``apex``, ``dynamic``: DeepSpeed, apex and fairseq/Megatron wordings); when it has been
+groups ``reduced``, ``apex``, ``dynamic``: DeepSpeed, apex and fairseq/Megatron wordings; ``log2``: the scale's
+base-2 logarithm, as openai's diffusion trainers print it); when it has been
 reduced several times and reached ``FLOOR``, the run is collapsing even before the library gives up.
 """
 
@@ -35,8 +36,10 @@ def _scale(text: str, pattern: str) -> float | None:
     groups = match.groupdict()
     value = next((groups[name] for name in _GROUPS if groups.get(name)), None)
     try:
-        return float(value) if value is not None else None
-    except ValueError:
+        if value is not None:
+            return float(value)
+        return 2.0 ** float(groups["log2"]) if groups.get("log2") else None
+    except (ValueError, OverflowError):
         return None
 
 

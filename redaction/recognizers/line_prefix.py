@@ -13,6 +13,9 @@ from redaction.recognizers.hosts import NODE_RE, is_node_name
 PREFIX_REPEATS = 5
 # mpirun --tag-output puts its own tag first: "[1,2]<stdout>:gpu-dgx-a7:51235:51235 [2] NCCL ..."
 _MPI_TAG = r"(?:\[[0-9]+,[0-9]+\]<std(?:out|err)>:)?"
+# Ascend CANN's error codes start their message lines ("EJ0001: ...", "EE9999: Inner Error!"): E, a category letter,
+# four digits, in capitals; host prefixes from hostfiles and Slurm are lower case
+_CANN_ERROR_CODE = re.compile(r"E[A-Z][0-9]{4}")
 
 
 class LinePrefixRecognizer(LogRecognizer):
@@ -50,5 +53,5 @@ class LinePrefixRecognizer(LogRecognizer):
         return self._REPEATED_RE.subn(lambda m: b"\n" + (replace(m.group(1)) if m.group(1) in hosts else m.group(1)) + b": ", data)
 
     def invalidate_result(self, pattern_text: str) -> bool | None:
-        """Drop names of node shape that are ranks, devices, dtypes or versions."""
-        return not is_node_name(pattern_text)
+        """Drop names of node shape that are ranks, devices, dtypes, versions or CANN error codes."""
+        return not is_node_name(pattern_text) or _CANN_ERROR_CODE.fullmatch(pattern_text) is not None

@@ -76,6 +76,18 @@ def test_loss_scale_floor(tmp_path: Path, scales: list[int], expected: str) -> N
     assert _run(tmp_path, _overflows(scales)).root_cause.id == expected
 
 
+@pytest.mark.parametrize(
+    ("log2_scales", "expected"),
+    [
+        ([3.0, 2.0, 1.0, 0.0], "fp16-loss-scale-collapse"),  # 2**3 down to 2**0: at the floor
+        ([19.0, 18.0, 19.0, 18.0], "unknown"),  # a healthy scale near its start of 2**20
+    ],
+)
+def test_a_loss_scale_printed_as_its_logarithm_is_read_as_a_scale(tmp_path: Path, log2_scales: list[float], expected: str) -> None:
+    text = "".join(f"Found NaN, decreased lg_loss_scale to {s}\n" for s in log2_scales)
+    assert _run(tmp_path, text).root_cause.id == expected
+
+
 def test_the_exception_that_ended_the_process_outranks_an_earlier_survived_one(tmp_path: Path) -> None:
     text = (
         'Traceback (most recent call last):\n  File "setup.py", line 3, in build\n'

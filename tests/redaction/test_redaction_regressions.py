@@ -36,3 +36,14 @@ def test_when_digitless_host_prefixes_many_lines_then_it_is_masked() -> None:
 def test_when_a_logger_name_prefixes_few_lines_then_it_survives() -> None:
     text = "data-loader: loaded 12 shards\nstep 1 loss 2.0\ndata-loader: loaded 3 shards"
     assert Redactor().redact_text(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "EJ0001: 2024-05-21-11:57:54.167.645 Failed to initialize the HCCP process.",
+        "[rank1]: EE9999: Inner Error!",
+    ],
+)
+def test_when_an_ascend_error_code_starts_a_line_then_it_survives(text: str) -> None:
+    assert Redactor().redact_text(text) == text
