@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 import pytest
 
 from diagnose.parse.lines import make_line
+from diagnose.parse.prefixes import anchored_on_body
 from diagnose.parse.timestamps import iso_year, parse_timestamp
 
 PREFIXES = [
@@ -39,6 +41,8 @@ PREFIXES = [
     # two ranks named in the message: neither is the one that printed it
     ("<HOST_1>:29880:30398 [0] NCCL WARN Duplicate GPU detected : rank 10 and rank 8 both on CUDA device 1000", None, "<HOST_1>"),
     ("2024-05-02 09:13:44 INFO starting", None, None),
+    # a CRI container log file (/var/log/pods/...): time, stream, full/partial, then what the container printed
+    ("2024-05-01T10:00:00.123456789Z stderr F [rank3]: RuntimeError: x", 3, None),
 ]
 
 
@@ -86,3 +90,17 @@ def test_a_chunk_head_gives_the_year_of_its_first_full_date() -> None:
     assert iso_year(glog + "slurmstepd: error: *** JOB 42 CANCELLED AT 2024-12-02T10:00:05 ***\n", 64 * 1024) == 2024
     assert iso_year("id 12023-01-05 10:00:00 then 2025-01-05 10:00:00,123 INFO", 100) == 2025
     assert iso_year(glog + "2024-12-02 10:00:05", 100) is None  # beyond the limit
+
+
+@pytest.mark.parametrize(
+    ("text", "matches"),
+    [
+        ("loss_dict = {'loss_cls': nan}", True),
+        ("[rank3]: loss_dict = {'loss_cls': nan}", True),
+        ("2024-05-01T10:00:00.1234567Z loss_dict = {'loss_cls': nan}", True),
+        ("2024-05-01T10:00:00.123456789Z stderr F <HOST_1>: loss_dict = {'loss_cls': nan}", True),
+        ("print(loss_dict = {'loss_cls': nan})", False),
+    ],
+)
+def test_a_signature_anchored_on_its_message_allows_launcher_prefixes_only(text: str, matches: bool) -> None:
+    assert bool(re.search(anchored_on_body(r"^loss_dict = \{"), text)) is matches

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from diagnose.encyclopedia.entries import Entry, Signature
-from diagnose.parse.prefixes import body_of, interleaved_rank
+from diagnose.parse.prefixes import anchored_on_body, body_of, interleaved_rank
 from diagnose.schema import Finding, LogLine
 
 ENVIRONMENT_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?[A-Z_][A-Z0-9_]*=(?!=)")
@@ -36,7 +36,8 @@ class SignatureRules:
         self.rules: list[Rule] = [
             Rule(entry.id, signature, entry.kind == "collateral") for entry in entries for signature in entry.signatures
         ]
-        self.patterns: list[str] = [rule.signature.pattern for rule in self.rules]
+        self.patterns: list[str] = [anchored_on_body(rule.signature.pattern) for rule in self.rules]
+        self._regexes = [re.compile(pattern) for pattern in self.patterns]
 
     def finding(self, index: int, line: LogLine, order: int) -> Finding | None:
         """The finding for rule ``index`` on ``line`` (the scanner matched it); None when its exclusion applies."""
@@ -45,7 +46,7 @@ class SignatureRules:
             return None
         if rule.signature.exclude_regex is not None and rule.signature.exclude_regex.search(line.text):
             return None
-        match = rule.signature.regex.search(line.text)
+        match = self._regexes[index].search(line.text)
         named = match.groupdict().get("rank") if match else None
         if named is not None and named.isdigit():
             line = line.model_copy(update={"rank": int(named)})

@@ -18,6 +18,8 @@ RANK_PREFIX = re.compile(rf"\[(?:{_WORDS})(\d+)\]:")
 """A torchrun rank prefix anywhere in a line."""
 
 PREFIXES: list[tuple[str, re.Pattern[str]]] = [
+    # the CRI container log file (/var/log/pods/..., what kubelet's log collectors ship): time, stream, Partial/Full
+    ("cri", re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) (?:stdout|stderr) [PF] ")),
     ("timestamp", re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?:?\s")),
     # Open MPI's --tag-output "[job,rank]<stderr>:"; horovodrun (Gloo) "[rank]<stderr>:"
     ("mpi", re.compile(r"\[(?:(?P<job>\d+),)?(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")),
@@ -37,6 +39,19 @@ PREFIXES: list[tuple[str, re.Pattern[str]]] = [
     ("srun", re.compile(r"\s{0,4}(?P<rank>\d{1,5}): ")),
 ]
 """Every launcher prefix, in the order they are tried at the start of a line."""
+
+LEADING_PREFIXES = "(?:" + "|".join(re.sub(r"\(\?P<\w+>", "(?:", p.pattern) for _, p in PREFIXES) + ")*"
+"""Any run of launcher prefixes at a line's start (their groups unnamed, so they can sit inside another pattern)."""
+
+
+def anchored_on_body(pattern: str) -> str:
+    """A signature anchored with ``^`` on its message's start, made to allow launcher prefixes before it.
+
+    ``^loss_dict = ...`` must also match ``[rank3]: loss_dict = ...`` or ``2024-05-01T10:00:00Z loss_dict = ...``:
+    the anchor means the start of what the program printed, not of the line the launcher wrote.
+    """
+    return f"^{LEADING_PREFIXES}{pattern[1:]}" if pattern.startswith("^") else pattern
+
 
 RANK_CENSUS: list[tuple[str, re.Pattern[str]]] = [
     *((f"[{word}", re.compile(rf"\[{word}(\d+)\]:")) for word in RANK_WORDS),
