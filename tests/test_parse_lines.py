@@ -104,3 +104,16 @@ def test_a_chunk_head_gives_the_year_of_its_first_full_date() -> None:
 )
 def test_a_signature_anchored_on_its_message_allows_launcher_prefixes_only(text: str, matches: bool) -> None:
     assert bool(re.search(anchored_on_body(r"^loss_dict = \{"), text)) is matches
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "matches"),
+    [
+        (r"SIGKILL received|^\s*Exception: process \d+", "[pod/<HOST_1>/pytorch] Exception: process 1 terminated", True),
+        (r"SIGKILL received|^\s*Exception: process \d+", "raise Exception: process 1 terminated", False),
+        (r"(?:^|[^\w.])OSError: x", "[rank2]: OSError: x", True),
+        (r"[^^\]]\^ caret", "a ^ caret", True),  # a caret in a class and an escaped one are no anchors
+    ],
+)
+def test_every_anchor_of_a_signature_allows_launcher_prefixes(pattern: str, text: str, matches: bool) -> None:
+    assert bool(re.search(anchored_on_body(pattern), text)) is matches

@@ -48,9 +48,25 @@ def anchored_on_body(pattern: str) -> str:
     """A signature anchored with ``^`` on its message's start, made to allow launcher prefixes before it.
 
     ``^loss_dict = ...`` must also match ``[rank3]: loss_dict = ...`` or ``2024-05-01T10:00:00Z loss_dict = ...``:
-    the anchor means the start of what the program printed, not of the line the launcher wrote.
+    an anchor means the start of what the program printed, not of the line the launcher wrote. Every anchor counts,
+    in any branch (``...|^\\s*Exception: ...``); a ``^`` escaped or inside a character class is no anchor.
     """
-    return f"^{LEADING_PREFIXES}{pattern[1:]}" if pattern.startswith("^") else pattern
+    out: list[str] = []
+    in_class = escaped = False
+    for i, char in enumerate(pattern):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]" or pattern[i - 1] == "[" or pattern[i - 2 : i] == "[^"
+        elif char == "[":
+            in_class = True
+        elif char == "^":
+            out.append(f"^{LEADING_PREFIXES}")
+            continue
+        out.append(char)
+    return "".join(out)
 
 
 RANK_CENSUS: list[tuple[str, re.Pattern[str]]] = [
