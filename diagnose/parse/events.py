@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from diagnose.parse.prefixes import body_of
+from diagnose.parse.prefixes import anchored_on_body, body_of
 from diagnose.schema import Event, LogLine
 
-STRUCTURAL: dict[str, str] = {
+_STRUCTURAL: dict[str, str] = {
     "traceback": r"Traceback \(most recent call last\):",
     "watchdog": r"Watchdog caught collective operation timeout: WorkNCCL\(|\bWork WorkNCCL\(SeqNum=\d+.*\) timed out in blocking wait",
     "watchdog_status": r"[Ll]ast enqueued (?:NCCL )?work: \d+, last completed (?:NCCL )?work: \d+",
@@ -40,6 +40,8 @@ STRUCTURAL: dict[str, str] = {
         r"|\b(?:FATAL|CRITICAL)\b|\berror:"
     ),
 }
+STRUCTURAL: dict[str, str] = {kind: anchored_on_body(pattern) for kind, pattern in _STRUCTURAL.items()}
+"""The structural patterns by event kind, each anchor allowing launcher prefixes (``^Failures:$`` behind ``[rank0]:``)."""
 
 _PG_ID = re.compile(r"\[PG (?:ID )?(\d+)(?: PG GUID (\d+))?[ \](]")
 """The process group: its GUID names one group on every rank; its ID only counts the groups one process made."""

@@ -27,7 +27,6 @@ from diagnose.parse.launch_facts import record_bus, record_launch
 from diagnose.parse.lines import make_line
 from diagnose.parse.node_hints import drop_node_hints
 from diagnose.parse.parsed_log import FindingGroup, ParsedLog
-from diagnose.parse.prefixes import anchored_on_body
 from diagnose.parse.rank_census import RankCensus
 from diagnose.parse.roles import assign_roles
 from diagnose.parse.runs import keep_last_run
@@ -77,7 +76,7 @@ class LogReader:
         self.rules = rules
         self.redactor = redactor
         self.progress = progress
-        self.scanner = Scanner([anchored_on_body(p) for p in STRUCTURAL.values()] + rules.patterns, cache_dir=user_dir() / "cache")
+        self.scanner = Scanner(list(STRUCTURAL.values()) + rules.patterns, cache_dir=user_dir() / "cache")
         self.kinds = list(STRUCTURAL)
         self._wrapped = WrappedMessages(self.scanner, rules, self.kinds.index("error_line"), len(self.kinds))
         self.log = ParsedLog()
