@@ -32,8 +32,8 @@ def tool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 
 
 def _log(tmp_path: Path) -> Path:
-    path = tmp_path / "posted.txt"
-    path.write_bytes(b"step 1\n\ntorch.OutOfMemoryError: CUDA out of memory.\n")
+    path = tmp_path / "posted.txt"  # a progress bar's \r does not start a line: lines are numbered as grep -n does
+    path.write_bytes(b"step 1\r 10%|#\n\ntorch.OutOfMemoryError: CUDA out of memory.\n")
     return path
 
 

@@ -76,7 +76,7 @@ def evidence_problems(evidence: list[int | str], log: Path | None, logs: Path | 
         if path is None or not path.is_file() or not number.isdigit():
             problems.append(f"evidence {item!r}: no such file or line number")
             continue
-        lines = path.read_bytes().decode("utf-8", "replace").splitlines()
+        lines = path.read_bytes().decode("utf-8", "replace").split("\n")  # numbered as the engine and grep -n do
         index = int(number)
         if not 1 <= index <= len(lines) or not lines[index - 1].strip():
             problems.append(f"evidence {item!r}: line {index} of {name} is missing or blank")
