@@ -215,7 +215,12 @@ def attribute_rank(log: ParsedLog, finding: Finding) -> int | None:
     on_host = rank_on_host(log, finding.host)
     if on_host is not None:
         return on_host
-    return _raised(log, finding.evidence.source)
+    return _first_known(_raised(log, finding.evidence.source), _only_rank(log))
+
+
+def _only_rank(log: ParsedLog) -> int | None:
+    """Rank 0 when the run says it had one process (world size 1) and no other rank shows: the only rank there was."""
+    return 0 if log.stated_world_size() == 1 and set(log.ranks) <= {0} else None
 
 
 def device_rank(log: ParsedLog, finding: Finding) -> int | None:

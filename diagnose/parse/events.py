@@ -30,7 +30,8 @@ _STRUCTURAL: dict[str, str] = {
     "signal": r"Signal \d+ \(SIG\w+\) received by PID|closing signal SIG\w+|Segmentation fault|Fatal Python error",
     "launch": (
         r"\bnode[_-]rank[= ]\d+|\bnproc[_-]per[_-]node[= ]\d+|\bglobal_ranks=\[[\d, ]+\]|\bnnodes[= ]\d+"
-        r"|\b(?:WORLD_SIZE|world_size)[=:] ?\d+|\bglobal_rank_mapping=|\bpid=\d+\) world_rank=\d+"
+        r"|\b(?:WORLD_SIZE|world_size|using world size)\s?[=:] ?\d+|\bglobal_rank_mapping=|\bpid=\d+\) world_rank=\d+"
+        r"|\(rank/world-size\) \d+/\d+|\bGLOBAL_RANK: \d+, MEMBER: \d+/\d+"
     ),
     "run_start": r"Setting OMP_NUM_THREADS environment variable for each process to be 1 in default|\] WORLD INFO DICT: ",
     "nccl_host": r"(?:<HOST_\d+>|[\w.-]+):\d+:\d+ \[\d+\] NCCL INFO (?:Bootstrap|cudaDriverVersion|NCCL version)",

@@ -15,7 +15,10 @@ LAUNCH_FACTS = [
     ("nproc", re.compile(r"\bnproc[_-]per[_-]node[= ](\d+)")),
     ("global_ranks", re.compile(r"\bglobal_ranks=\[([\d, ]+)\]")),
     ("nnodes", re.compile(r"\bnnodes[= ](\d+)")),
-    ("world_size", re.compile(r"\b(?:WORLD_SIZE|world_size)[=:] ?(\d+)")),
+    ("world_size", re.compile(r"\b(?:WORLD_SIZE|world_size|using world size)\s?[=:] ?(\d+)")),
+    # the training program's own word: facebookresearch/ijepa (and its jepa forks) "Initialized (rank/world-size) 0/1",
+    # Lightning "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/8" (Megatron's "using world size: 1" is above)
+    ("world_size", re.compile(r"\(rank/world-size\) \d+/(\d+)|\bGLOBAL_RANK: \d+, MEMBER: \d+/(\d+)")),
     # deepspeed/launcher/launch.py: logger.info(f"global_rank_mapping={global_rank_mapping}")
     ("rank_mapping", re.compile(r"\bglobal_rank_mapping=defaultdict\(<class 'list'>, (\{[^}]*\})\)")),
 ]
@@ -31,7 +34,8 @@ def record_launch(log: ParsedLog, line: LogLine) -> None:
     for key, pattern in LAUNCH_FACTS:
         match = pattern.search(line.text)
         if match and key not in facts:
-            facts[key] = match.group(1) if key == "rank_mapping" else match.group(1).replace(" ", "")
+            value = next(group for group in match.groups() if group is not None)
+            facts[key] = value if key == "rank_mapping" else value.replace(" ", "")
     worker = _RAY_WORKER.search(line.text)
     if worker:
         facts.setdefault(f"pid:{worker.group(1)}", worker.group(2))
