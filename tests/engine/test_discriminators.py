@@ -134,6 +134,22 @@ def test_elimination_from_two_timeouts_needs_the_launchers_world_size(tmp_path: 
     assert diagnosis.initiating_rank == rank
 
 
+@pytest.mark.parametrize(
+    ("launch", "rank"),
+    [
+        ("", None),  # no word on how many processes ran: no rank
+        ("using world size: 1, data-parallel size: 1, context-parallel size: 1\n", 0),  # Megatron
+        ("INFO:root:Initialized (rank/world-size) 0/1\n", 0),  # I-JEPA and its forks
+        ("Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/1\n", 0),  # Lightning
+        ("Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4\n", None),  # one of four: which one failed is unsaid
+    ],
+)
+def test_a_run_of_one_process_fails_on_rank_0(tmp_path: Path, launch: str, rank: int | None) -> None:
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 96.00 MiB. GPU 0 has a total capacity of 39.44 GiB.\n"
+    diagnosis = _run(tmp_path, launch + "Traceback (most recent call last):\n" + oom)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("cuda-oom", rank)
+
+
 def test_a_launcher_blaming_rank_0_keeps_rank_0(tmp_path: Path) -> None:
     text = (
         "E0801 12:06:44.742000 18684 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: 1) "
