@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from diagnose.encyclopedia.entries import Entry, Signature
 from diagnose.parse.prefixes import anchored_on_body, body_of, interleaved_rank
@@ -18,6 +19,12 @@ from diagnose.schema import Finding, LogLine
 ENVIRONMENT_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?[A-Z_][A-Z0-9_]*=(?!=)")
 """A line of an ``env`` / ``printenv`` dump or an echoed ``export``: a job script printing its configuration (NGC images set
 ``_CUDA_COMPAT_STATUS=...CUDA_ERROR_SYSTEM_DRIVER_MISMATCH`` on every healthy start), not something that happened."""
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """A signature's regex, compiled once per process (only the few that match a log are ever needed)."""
+    return re.compile(pattern)
 
 
 @dataclass(frozen=True)
@@ -37,7 +44,6 @@ class SignatureRules:
             Rule(entry.id, signature, entry.kind == "collateral") for entry in entries for signature in entry.signatures
         ]
         self.patterns: list[str] = [anchored_on_body(rule.signature.pattern) for rule in self.rules]
-        self._regexes = [re.compile(pattern) for pattern in self.patterns]
 
     def finding(self, index: int, line: LogLine, order: int) -> Finding | None:
         """The finding for rule ``index`` on ``line`` (the scanner matched it); None when its exclusion applies."""
@@ -46,7 +52,7 @@ class SignatureRules:
             return None
         if rule.signature.exclude_regex is not None and rule.signature.exclude_regex.search(line.text):
             return None
-        match = self._regexes[index].search(line.text)
+        match = _compiled(self.patterns[index]).search(line.text)
         named = match.groupdict().get("rank") if match else None
         if named is not None and named.isdigit():
             line = line.model_copy(update={"rank": int(named)})

@@ -9,6 +9,7 @@ its pattern from ``RANK_WORDS`` here.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 RANK_WORDS: tuple[str, ...] = ("rank", "default", "worker", "trainer")
 """torchrun's ``[rankN]:`` (``--tee``) and ``[<role>N]:`` (``--role``, default ``default``)."""
@@ -44,6 +45,7 @@ LEADING_PREFIXES = "(?:" + "|".join(re.sub(r"\(\?P<\w+>", "(?:", p.pattern) for 
 """Any run of launcher prefixes at a line's start (their groups unnamed, so they can sit inside another pattern)."""
 
 
+@cache
 def anchored_on_body(pattern: str) -> str:
     """A signature anchored with ``^`` on its message's start, made to allow launcher prefixes before it.
 
