@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from diagnose.parse.launch_facts import LAUNCH_SCAN
 from diagnose.parse.prefixes import anchored_on_body, body_of
 from diagnose.schema import Event, LogLine
 
@@ -28,11 +29,7 @@ _STRUCTURAL: dict[str, str] = {
     ),
     "agent_failed": r"failed \(exitcode: -?\d+\) local_rank: \d+",
     "signal": r"Signal \d+ \(SIG\w+\) received by PID|closing signal SIG\w+|Segmentation fault|Fatal Python error",
-    "launch": (
-        r"\bnode[_-]rank[= ]\d+|\bnproc[_-]per[_-]node[= ]\d+|\bglobal_ranks=\[[\d, ]+\]|\bnnodes[= ]\d+"
-        r"|\b(?:WORLD_SIZE|world_size|using world size)\s?[=:] ?\d+|\bglobal_rank_mapping=|\bpid=\d+\) world_rank=\d+"
-        r"|\(rank/world-size\) \d+/\d+|\bGLOBAL_RANK: \d+, MEMBER: \d+/\d+"
-    ),
+    "launch": LAUNCH_SCAN,
     "run_start": r"Setting OMP_NUM_THREADS environment variable for each process to be 1 in default|\] WORLD INFO DICT: ",
     "nccl_host": r"(?:<HOST_\d+>|[\w.-]+):\d+:\d+ \[\d+\] NCCL INFO (?:Bootstrap|cudaDriverVersion|NCCL version)",
     "nccl_init": r"NCCL INFO .*\brank \d+ nranks \d+ cudaDev \d+ (?:nvmlDev \d+ )?busId [0-9a-f]+",

@@ -26,6 +26,8 @@ _MAPPED_HOST = re.compile(r"'([^']+)': \[([\d, ]*)\]")
 _RAY_WORKER = re.compile(r"\bpid=(\d+)\) world_rank=(\d+)")
 """ray/train/_internal/backend_executor.py (and Ray Train v2's controller) list the workers they started:
 ``(TorchTrainer pid=71127) - (ip=10.216.70.82, pid=75298) world_rank=0, local_rank=0, node_rank=0``."""
+LAUNCH_SCAN = "|".join([*(pattern.pattern for _, pattern in LAUNCH_FACTS), _RAY_WORKER.pattern])
+"""What the reader scans for to hand a line to ``record_launch``: any fact's pattern, or a Ray worker."""
 
 
 def record_launch(log: ParsedLog, line: LogLine) -> None:
