@@ -1,16 +1,14 @@
 """The eval suite as users paste it: the same logs hard-wrapped, timestamped by kubectl, with CRLF or ANSI colours.
 
     python bench/bench_robustness.py                  # every perturbation, synthetic + dev cases
-    python bench/bench_robustness.py --only wrap80 ts
+    python bench/bench_robustness.py --only wrap80 kubectl-timestamps
 
 Each perturbation rewrites every ``synthetic`` and ``dev`` case's log into a temporary folder (``test`` cases are
 never read) and runs ``diagnose eval --cases`` on it, beside the unperturbed copy. It prints top-1 per perturbation
 and the cases whose answer changed. No assert: figures only.
 
-- ``wrap80`` / ``wrap120``: a terminal's hard wrap, each line cut into pieces of exactly 80 / 120 columns
-- ``ts``: ``kubectl logs --timestamps``, an ISO time before every line (one second apart)
-- ``crlf``: Windows line ends
-- ``ansi``: colour codes around error words, as a terminal shows them
+The shapes are ``diagnose.evaluation.pasted_shapes``: a terminal's hard wrap at 80 / 120 columns, colour codes,
+Windows line ends, ``kubectl logs --prefix`` / ``--timestamps``, GitHub Actions' and the CRI log file's times.
 """
 
 from __future__ import annotations
@@ -18,44 +16,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import yaml
 
+from diagnose.evaluation.pasted_shapes import SHIPPERS, TERMINALS, TIMESTAMPING, Shape
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _wrap(width: int) -> Callable[[str], str]:
-    def wrap(text: str) -> str:
-        out: list[str] = []
-        for line in text.split("\n"):
-            while len(line) > width:
-                out.append(line[:width])
-                line = line[width:]
-            out.append(line)
-        return "\n".join(out)
-
-    return wrap
-
-
-def _timestamps(text: str) -> str:
-    lines = text.split("\n")
-    return "\n".join(f"2025-05-01T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.{i:09d}Z {line}" for i, line in enumerate(lines))
-
-
-PERTURBATIONS: dict[str, Callable[[str], str]] = {
-    "none": lambda text: text,
-    "wrap80": _wrap(80),
-    "wrap120": _wrap(120),
-    "ts": _timestamps,
-    "crlf": lambda text: text.replace("\n", "\r\n"),
-    "ansi": lambda text: re.sub(r"\b(Error|ERROR|WARN|FAILED)\b", "\x1b[31m\\1\x1b[0m", text),
-}
+PERTURBATIONS: dict[str, Shape] = {"none": lambda text: text, **TERMINALS, **SHIPPERS, **TIMESTAMPING}
 
 
 def cases() -> list[Path]:
@@ -64,7 +37,7 @@ def cases() -> list[Path]:
     return sorted((ROOT / "evals" / "cases").iterdir()) + real
 
 
-def perturb(cases: list[Path], change: Callable[[str], str], out: Path) -> None:
+def perturb(cases: list[Path], change: Shape, out: Path) -> None:
     """Copy each case's label, and its log files changed, into ``out``."""
     for case in cases:
         target = out / case.name

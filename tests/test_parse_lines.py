@@ -34,6 +34,9 @@ PREFIXES = [
     ("[2025-03-29 18:56:25 TP5] Scheduler hit an exception: Traceback (most recent call last):", 5, None),
     ("[2025-03-29 18:56:25 DP1 TP5] Scheduler hit an exception: Traceback (most recent call last):", None, None),
     ("step 100 | loss 2.31 | lr 3e-4", None, None),
+    # torch_npu's error head names the printing rank; RankID:-1 (before the process group exists) names none
+    ("[ERROR] 2024-05-21-11:57:54 (PID:927000, Device:3, RankID:3) ERR02200 DIST call hccl api failed.", 3, None),
+    ("[ERROR] 2025-03-26-17:01:03 (PID:159, Device:0, RankID:-1) ERR02200 DIST call hccl api failed.", None, None),
     ("NCCL WARN Bootstrap Root : rank 3 of 8 ranks has already checked in", 3, None),
     # a rank after "around", "from", "for" ... is another rank than the printer
     ("NCCL WARN Mismatched collective detected, please check NCCL_DEBUG logs at and around rank 39", None, None),

@@ -9,30 +9,17 @@ terminal's wrap happens after the shipper, so a timestamp never starts a wrapped
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from diagnose.bundled import evals_dir
 from diagnose.evaluation.cases import Case, load_split
+from diagnose.evaluation.pasted_shapes import SHIPPERS, TIMESTAMPING
 from diagnose.parse.ingest import Source
 from diagnose.parse.timestamps import parse_timestamp
 from diagnose.pipeline import diagnose
 
-
-def _each_line(prefix: Callable[[int], str]) -> Callable[[str], str]:
-    return lambda text: "\n".join(prefix(i) + line for i, line in enumerate(text.split("\n")))
-
-
-SHIPPERS: dict[str, Callable[[str], str]] = {
-    "crlf": lambda text: text.replace("\n", "\r\n"),
-    "kubectl-prefix": _each_line(lambda i: "[pod/trainer-0/pytorch] "),
-}
-TIMESTAMPING: dict[str, Callable[[str], str]] = {
-    "github-actions": _each_line(lambda i: f"2024-05-01T10:{i // 60 % 60:02d}:{i % 60:02d}.1234567Z "),
-    "cri": _each_line(lambda i: f"2024-05-01T10:{i // 60 % 60:02d}:{i % 60:02d}.123456789Z stderr F "),
-}
 CASES = [
     case
     for case in [*load_split(evals_dir(), "synthetic"), *load_split(evals_dir(), "dev")][::10]
