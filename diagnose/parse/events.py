@@ -9,7 +9,7 @@ means is the encyclopedia's business (``diagnose.engine.signatures``), not this 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from diagnose.parse.launch_facts import LAUNCH_SCAN
 from diagnose.parse.prefixes import anchored_on_body, body_of
@@ -180,14 +180,30 @@ def collect_traceback(first: LogLine, following: list[tuple[int, str]], make: Ca
     return lines
 
 
-def child_failed_block(lines: list[LogLine]) -> list[dict[str, str]]:
+def child_failed_block(lines: Iterable[LogLine]) -> list[dict[str, str]]:
     """The per-rank records of a ChildFailedError block (or Open MPI's first failed process, or the shard Text Generation
-    Inference's launcher names): rank, local_rank, host, exitcode, time, root_cause."""
+    Inference's launcher names): rank, local_rank, host, exitcode, time, root_cause, ``last``: the record's last
+    line (its last field, or the last indented line of the traceback it copied from its process's error file) and
+    ``copied_from``: the line that traceback starts on.
+
+    The report is read to its closing rule (``=====`` after the root cause), however many records and copied
+    tracebacks it holds, and given up after ``BLOCK_SPAN`` lines that add nothing to it (no record, field or
+    copied traceback line).
+    """
     records: list[dict[str, str]] = []
     current: dict[str, str] | None = None
     in_root = False
-    for line in lines[:BLOCK_SPAN]:
+    idle = 0
+    copying = False  # inside the traceback a record copied from its process's error file
+    for line in lines:
+        idle += 1
+        if idle > BLOCK_SPAN:
+            break
         body = body_of(line.text)
+        copying = copying and current is not None and body[:1].isspace() and bool(body.strip())
+        if copying and current is not None:
+            current["last"] = str(line.line)
+            idle = 0
         if "Root Cause (first observed failure)" in body or "The first process to do so was:" in body:
             in_root = True
             continue
@@ -215,11 +231,18 @@ def child_failed_block(lines: list[LogLine]) -> list[dict[str, str]]:
         header = _BLOCK_RANK.match(body)
         if header:
             current = {"index": header.group(1), "root_cause": "yes" if in_root else "no", "line": str(line.line), "source": line.source}
+            current["last"] = current["line"]
             records.append(current)
+            idle = 0
             continue
         field = _BLOCK_FIELD.match(body)
         if field and current is not None:
+            idle = 0
             key, value = field.group(1), field.group(2).strip()
+            current["last"] = str(line.line)
+            copying = key == "traceback" and value.startswith("Traceback")
+            if copying:
+                current["copied_from"] = str(line.line)
             if key == "rank":
                 rank = _BLOCK_RANK_VALUE.match(value)
                 if rank:

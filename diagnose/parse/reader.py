@@ -28,6 +28,7 @@ from diagnose.parse.lines import make_line
 from diagnose.parse.node_hints import drop_node_hints
 from diagnose.parse.parsed_log import FindingGroup, ParsedLog
 from diagnose.parse.rank_census import RankCensus
+from diagnose.parse.record_ranks import read_failure_records
 from diagnose.parse.roles import assign_roles
 from diagnose.parse.runs import keep_last_run
 from diagnose.parse.scanner import Scanner
@@ -194,7 +195,7 @@ class LogReader:
             if not any(
                 r.get("source") == line.source and line.line <= int(r["line"]) < line.line + BLOCK_SPAN for r in self.log.failure_records
             ):
-                block = [make(j) for j in range(i, min(i + BLOCK_SPAN, len(lines)))]
+                block = (make(j) for j in range(i, len(lines)))  # read lazily, to the report's end
                 self.log.failure_records.extend(child_failed_block(block))
             return
         if kind in ("launch", "run_start", "nccl_init", "nccl_host"):  # facts, not events
@@ -288,9 +289,7 @@ class LogReader:
         for item in placed:
             if item.rank is not None and item.host and item.rank not in log.hosts:
                 log.hosts[item.rank] = item.host
-        for record in log.failure_records:
-            if record.get("rank", "").isdigit() and record.get("host"):
-                log.hosts.setdefault(int(record["rank"]), record["host"])
+        read_failure_records(log)
         if self._replaced:
             log.notes.append(f"{self._replaced} characters were not valid UTF-8 and were replaced")
         counts = dict(self.redactor.counts)

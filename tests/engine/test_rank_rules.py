@@ -46,6 +46,38 @@ def test_a_gathered_checkpoint_traceback_belongs_to_the_rank_in_its_header(tmp_p
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("disk-full", 3)
 
 
+def _record(index: int, rank: int, exitcode: int, traceback: str) -> str:
+    return (
+        f"[{index}]:\n  time      : 2026-05-17_16:10:05\n  host      : gpu-node-3\n  rank      : {rank} (local_rank: {rank})\n"
+        f"  exitcode  : {exitcode} (pid: {9000 + rank})\n  error_file: <N/A>\n  traceback : {traceback}\n"
+    )
+
+
+def test_a_traceback_copied_into_torchelastics_report_belongs_to_its_records_rank(tmp_path: Path) -> None:
+    # eight records (seven SIGTERMed victims, then the root cause whose error file holds the traceback): the root cause's
+    # header falls inside the first 60 lines of the report, its rank field after them; the copied lines carry no rank
+    # prefix of their own
+    victims = "".join(_record(i + 1, i, -15, f"Signal 15 (SIGTERM) received by PID {9000 + i}") for i in range(7))
+    copied = "Traceback (most recent call last):\n" + "".join(
+        f'    File "/usr/lib/python3.12/site-packages/fla/ops/layer_{i}.py", line {i + 10}, in forward\n      y = kernel(x)\n'
+        for i in range(12)
+    )
+    text = (
+        '  File "/usr/lib/python3.12/site-packages/torch/distributed/launcher/api.py", line 317, in launch_agent\n'
+        "    raise ChildFailedError(\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+        "============================================================\ntrain.py FAILED\n"
+        "------------------------------------------------------------\nFailures:\n"
+        + victims
+        + "------------------------------------------------------------\nRoot Cause (first observed failure):\n"
+        + _record(0, 7, -6, copied).replace("      y = kernel(x)\n\n", "      y = kernel(x)\n")
+        + "  RuntimeError: Triton Error [CUDA]: device-side assert triggered\n"
+        + "============================================================\n"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("cuda-device-assert", 7)
+
+
 _SPAWN_HEAD = (
     "torch.multiprocessing.spawn.ProcessRaisedException: \n\n"
     "-- Process 2 terminated with the following error:\n"
