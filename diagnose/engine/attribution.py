@@ -25,6 +25,8 @@ VICTIM_EXITS = {-6, -15, -2, 134, 143, 130}
 _PID = re.compile(r"(?:\bpid[=: ]\s*|Killed process |PID )(\d+)", re.I)
 _NCCL_PID = re.compile(r"(?:<HOST_\d+>|[\w.-]+):(\d+):\d+ \[\d+\] ")
 """NCCL's own prefix ``host:pid:tid [cuda device]``: the device is not the rank, the pid ties to one."""
+_UCX_PID = re.compile(r"\[(?:<HOST_\d+>|[\w.-]+):(\d+) *:\d+(?::\d+)?\] ")
+"""UCX's own prefix ``[host:pid:thread]`` (its signal handler's ``[host:pid:thread:tid] Caught signal 11``): the pid ties to a rank."""
 _SRUN_TASK_EXIT = re.compile(r"srun: error: \S+: task (\d+): Exited with exit code (\d+)")
 """srun's report of one task that ended on its own (its other tasks it then reports ``Terminated`` or ``Killed``)."""
 _AGENT_FACTS = ("nproc", "global_ranks", "rank_mapping")
@@ -202,7 +204,7 @@ def attribute_rank(log: ParsedLog, finding: Finding) -> int | None:
     header = traceback_rank(log, finding)
     if header is not None:
         return header
-    pid = _PID.search(finding.evidence.text) or _NCCL_PID.search(finding.evidence.text)
+    pid = _PID.search(finding.evidence.text) or _printer_pid(finding)
     by_pid = pid_ranks(log).get(int(pid.group(1))) if pid else None
     if by_pid is not None:
         return by_pid
@@ -216,6 +218,14 @@ def attribute_rank(log: ParsedLog, finding: Finding) -> int | None:
     if on_host is not None:
         return on_host
     return _first_known(_raised(log, finding.evidence.source), _only_rank(log))
+
+
+def _printer_pid(finding: Finding) -> re.Match[str] | None:
+    """The pid in the printer's own prefix (NCCL's, UCX's), unless the line is a consequence: a rank that reports its peer
+    closed the connection is the victim, not the rank that failed."""
+    if finding.role == "cascade":
+        return None
+    return _NCCL_PID.search(finding.evidence.text) or _UCX_PID.search(finding.evidence.text)
 
 
 def _only_rank(log: ParsedLog) -> int | None:

@@ -10,6 +10,11 @@ captured numbers decide (``diagnose.engine.memory``), and a minor trapped amount
 A bare ``OSError: [Errno 28] No space left on device`` (no file named) is what a shared-memory allocation raises
 too (multiprocessing's SemLock, a DataLoader's tensors in /dev/shm): next to the DataLoader's "out of shared
 memory" it is ``shm-exhausted``, not a full disk.
+
+A rank that times out fetching the NCCL unique id from rank 0 inside a ``barrier()`` (transformers'
+``main_process_first``, an ``if rank != 0: barrier()``) waited at the run's first collective for a rank that was still
+busy: the communicator is created lazily by that barrier, so the timeout names a late rank, a straggler, not a
+communicator that failed to form.
 """
 
 from __future__ import annotations
@@ -26,6 +31,13 @@ DISK = "disk-full"
 SHM = "shm-exhausted"
 _NO_FILE = re.compile(r"No space left on device\s*$")
 """ENOSPC with no path after it: the errno alone, as a semaphore or shared-memory segment raises it."""
+INIT = "nccl-init-failure"
+STRAGGLER = "straggler-rank"
+_UNIQUE_ID_TIMEOUT = re.compile(r"retr(?:ie|ei)ving ncclUniqueId from \[\d+\].*got error(?:: (?:Socket Timeout|wait timeout)|\s*$)")
+"""The waiting rank's report that the root never published the id in time (a bare "got error" is the timeout's older form)."""
+_BARRIER_FRAME = re.compile(r'File "[^"]+", line \d+, in (?:barrier|main_process_first|local_main_process_first)\b')
+BARRIER_LOOKBACK = 40
+"""Lines above the timeout to look for the barrier frame (tracebacks of several ranks interleave)."""
 ONE_RANK = "nan-on-one-rank"
 ALL_RANKS = "loss-divergence-nan"
 SHIFT = 0.15
@@ -91,9 +103,31 @@ def shared_memory_or_disk(ranked: list[Scored]) -> list[Scored]:
     return ranked
 
 
+def _in_barrier(log: ParsedLog, finding: Finding) -> bool:
+    line = finding.evidence
+    above = (log.line_text(line.source, line.line - step) for step in range(1, BARRIER_LOOKBACK))
+    return any(text is not None and _BARRIER_FRAME.search(text) for text in above)
+
+
+def late_at_first_barrier(ranked: list[Scored], log: ParsedLog) -> list[Scored]:
+    """``nccl-init-failure`` known only from unique-id timeouts inside a barrier yields to ``straggler-rank``."""
+    by_id = {s.entry_id: s for s in ranked}
+    init = by_id.get(INIT)
+    if init is None or not init.findings or not all(_UNIQUE_ID_TIMEOUT.search(f.evidence.text) for f in init.findings):
+        return ranked
+    if not any(_in_barrier(log, f) for f in init.findings):
+        return ranked
+    straggler = by_id.get(STRAGGLER)
+    if straggler is None:
+        straggler = Scored(STRAGGLER, init.score, list(init.findings), init.earliest)
+        ranked = [*ranked, straggler]
+    straggler.score = round(min(1.0, max(straggler.score, init.score) + SHIFT), 3)
+    return ranked
+
+
 def break_ties(ranked: list[Scored], log: ParsedLog) -> list[Scored]:
     """Adjust the scores of entries that share signatures, apply the numeric discriminators, then re-sort."""
-    ranked = shared_memory_or_disk(fragmentation_or_full(ranked))
+    ranked = late_at_first_barrier(shared_memory_or_disk(fragmentation_or_full(ranked)), log)
     collapse = numerics.loss_scale_collapse(log)
     if collapse is not None:
         known = next((s for s in ranked if s.entry_id == collapse.entry_id), None)

@@ -1,7 +1,7 @@
 """How a launcher mapped processes to global ranks, as its own lines say: torchrun's flags and agent report,
 DeepSpeed's ``global_rank_mapping`` (host -> its global ranks, in local-rank order), Ray Train's list of the worker
-processes it started (pid -> world rank), and NCCL's init lines (``NCCL INFO ... rank 11 nranks 16 cudaDev 3 nvmlDev 3
-busId 5d000``: which rank drives the GPU at a PCI bus)."""
+processes it started (pid -> world rank), and NCCL's init lines (``host:pid:tid [3] NCCL INFO ... rank 11 nranks 16
+cudaDev 3 nvmlDev 3 busId 5d000``: which rank drives the GPU at a PCI bus, and which process that rank is)."""
 
 from __future__ import annotations
 
@@ -44,8 +44,30 @@ def record_launch(log: ParsedLog, line: LogLine) -> None:
 
 
 def ranks_by_pid(log: ParsedLog) -> dict[int, int]:
-    """pid -> global rank, from the launcher's list of the processes it started (Ray Train's worker list)."""
-    return {int(key[4:]): int(rank) for facts in log.launch.values() for key, rank in facts.items() if key.startswith("pid:")}
+    """pid -> global rank, from the launcher's list of the processes it started (Ray Train's worker list), else from
+    NCCL's init lines."""
+    return nccl_ranks_by_pid(log) | {
+        int(key[4:]): int(rank) for facts in log.launch.values() for key, rank in facts.items() if key.startswith("pid:")
+    }
+
+
+def nccl_ranks_by_pid(log: ParsedLog) -> dict[int, int]:
+    """pid -> global rank, from each process's NCCL init line for the log's largest communicator (a tensor- or
+    pipeline-parallel group numbers its ranks from 0). A pid seen with two ranks or on two hosts (containers reuse small
+    pids) names none."""
+    seen: dict[int, set[tuple[int, int, str]]] = {}
+    for facts in log.launch.values():
+        for key in facts:
+            if key.startswith("nccl:"):
+                printer, nranks, rank, host = key[5:].split(":", 3)
+                seen.setdefault(int(printer), set()).add((int(nranks), int(rank), host))
+    widest = max((nranks for comms in seen.values() for nranks, _, _ in comms), default=0)
+    ranks: dict[int, int] = {}
+    for pid, comms in seen.items():
+        named = {(rank, host) for nranks, rank, host in comms if nranks == widest}
+        if len(named) == 1 and len({host for _, _, host in comms}) == 1:
+            ranks[pid] = named.pop()[0]
+    return ranks
 
 
 def ranks_by_host(log: ParsedLog) -> dict[str, list[int]]:
@@ -57,7 +79,9 @@ def ranks_by_host(log: ParsedLog) -> dict[str, list[int]]:
     return mapping
 
 
-_NCCL_INIT = re.compile(r"\brank (\d+) nranks \d+ cudaDev \d+ (?:nvmlDev \d+ )?busId ([0-9a-f]+)")
+_NCCL_INIT = re.compile(r"\brank (\d+) nranks (\d+) cudaDev \d+ (?:nvmlDev \d+ )?busId ([0-9a-f]+)")
+_NCCL_PREFIX = re.compile(r"(?P<host><HOST_\d+>|[\w.-]+):(?P<pid>\d+):\d+ \[\d+\] NCCL INFO ")
+"""NCCL's own prefix, ``host:pid:tid [cuda device]``: the process that printed the init line."""
 _PCI = re.compile(r"(?i)\bPCI:([0-9a-f]{4,8}):([0-9a-f]{2}):([0-9a-f]{2})\b|\bGPU ?([0-9a-f]{4,8}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])")
 """A GPU's PCI address as the driver (``NVRM: Xid (PCI:0000:5d:00)``) or nvidia-smi (``GPU0000:5D:00.0``) prints it."""
 
@@ -70,7 +94,11 @@ def record_bus(log: ParsedLog, line: LogLine) -> None:
     """Remember which global rank drives the GPU at a PCI bus, within this line's stream (source and launcher prefix)."""
     match = _NCCL_INIT.search(line.text)
     if match:
-        log.launch.setdefault(line.source, {}).setdefault(_bus_key(line.rank, int(match.group(2), 16)), match.group(1))
+        facts = log.launch.setdefault(line.source, {})
+        facts.setdefault(_bus_key(line.rank, int(match.group(3), 16)), match.group(1))
+        printer = _NCCL_PREFIX.search(line.text)
+        if printer:  # one key per (pid, communicator size, rank, host) seen: nccl_ranks_by_pid decides
+            facts.setdefault(f"nccl:{printer.group('pid')}:{match.group(2)}:{match.group(1)}:{printer.group('host')}", "")
 
 
 def pci_bus(text: str) -> int | None:

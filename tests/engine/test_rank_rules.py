@@ -551,3 +551,14 @@ def test_a_stall_the_run_outlives_is_a_straggler_not_a_hang(tmp_path: Path, afte
     )
     diagnosis = _run(tmp_path, stall + stall + after)
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == (expected, 815)
+
+
+def test_ddp_names_the_rank_whose_parameters_got_no_grad_without_a_launcher_prefix(tmp_path: Path) -> None:
+    # torch reducer.cpp prints its own process group rank: "... did not receive grad for rank " << getRank()
+    text = (
+        "RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. This error indicates"
+        " that your module has parameters that were not used in producing loss.\n"
+        "Parameter indices which did not receive grad for rank 1: 120 121\n"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("ddp-unused-parameters", 1)
