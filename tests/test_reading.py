@@ -149,3 +149,33 @@ def test_interleaved_partial_line_belongs_to_the_rank_whose_prefix_precedes_the_
     path.write_text("\n".join(lines) + "\n")
     diagnosis = diagnose(resolve_sources([str(path)]), settings=load_settings()).diagnosis
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("cuda-oom", 4)
+
+
+def test_torch_1_9_failure_report_names_its_root_cause_first(tmp_path: Path) -> None:
+    # torch 1.9-1.10 errors/__init__.py _MSG_FORMAT_TEMPLATE: "Root Cause:" then the root record, "Other Failures:" after it
+    report = (
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+        "***************************************\n"
+        "            train.py FAILED            \n"
+        "=======================================\n"
+        "Root Cause:\n"
+        "[0]:\n"
+        "  time: 2021-08-01_12:00:00\n"
+        "  rank: 2 (local_rank: 2)\n"
+        "  exitcode: 1 (pid: 123)\n"
+        "  error_file: <N/A>\n"
+        '  msg: "Process failed with exitcode 1"\n'
+        "=======================================\n"
+        "Other Failures:\n"
+        "[1]:\n"
+        "  time: 2021-08-01_12:00:01\n"
+        "  rank: 0 (local_rank: 0)\n"
+        "  exitcode: 1 (pid: 120)\n"
+        "  error_file: <N/A>\n"
+        '  msg: "Process failed with exitcode 1"\n'
+        "***************************************\n"
+    )
+    path = tmp_path / "log.txt"
+    path.write_text(report, encoding="utf-8")
+    records = diagnose(resolve_sources([str(path)])).log.failure_records
+    assert [(r["rank"], r["root_cause"], r["pid"]) for r in records] == [("2", "yes", "123"), ("0", "no", "120")]

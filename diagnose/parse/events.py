@@ -192,7 +192,7 @@ def child_failed_block(lines: Iterable[LogLine]) -> list[dict[str, str]]:
     """
     records: list[dict[str, str]] = []
     current: dict[str, str] | None = None
-    in_root = False
+    in_root = old_format = False
     idle = 0
     copying = False  # inside the traceback a record copied from its process's error file
     for line in lines:
@@ -206,6 +206,9 @@ def child_failed_block(lines: Iterable[LogLine]) -> list[dict[str, str]]:
             idle = 0
         if "Root Cause (first observed failure)" in body or "The first process to do so was:" in body:
             in_root = True
+            continue
+        if body.strip() in ("Root Cause:", "Other Failures:"):  # torch 1.9-1.10: the root first, the others after it
+            in_root = old_format = body.strip() == "Root Cause:"
             continue
         shard = _TGI_SHARD.search(body)
         if shard:  # its own one-line report: the first shard it saw fail
@@ -230,8 +233,8 @@ def child_failed_block(lines: Iterable[LogLine]) -> list[dict[str, str]]:
             break
         header = _BLOCK_RANK.match(body)
         if header:
-            current = {"index": header.group(1), "root_cause": "yes" if in_root else "no", "line": str(line.line), "source": line.source}
-            current["last"] = current["line"]
+            at = str(line.line)
+            current = {"index": header.group(1), "root_cause": "yes" if in_root else "no", "line": at, "last": at, "source": line.source}
             records.append(current)
             idle = 0
             continue
@@ -257,6 +260,6 @@ def child_failed_block(lines: Iterable[LogLine]) -> list[dict[str, str]]:
                         current["pid"] = code.group(2)
             else:
                 current[key] = value
-        if body.startswith("=" * 20) and records and len(records[-1]) > 3 and in_root:
+        if body.startswith("*" if old_format else "=" * 20) and records and len(records[-1]) > 3 and (in_root or old_format):
             break
     return records

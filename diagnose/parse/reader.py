@@ -11,15 +11,7 @@ from collections.abc import Callable, Iterable
 from itertools import tee
 from typing import Protocol
 
-from diagnose.parse.events import (
-    BLOCK_SPAN,
-    STRUCTURAL,
-    child_failed_block,
-    collect_traceback,
-    ignored_exception,
-    line_event,
-    traceback_event,
-)
+from diagnose.parse.events import STRUCTURAL, child_failed_block, collect_traceback, ignored_exception, line_event, traceback_event
 from diagnose.parse.hard_wrap import Unwrapper
 from diagnose.parse.ingest import Chunk, Source, cut_long_lines, read_chunks
 from diagnose.parse.late_values import sweep_late_values
@@ -92,6 +84,8 @@ class LogReader:
         self._dated: set[str] = set()
         self._replaced = 0
         self._run_starts: dict[str, list[int]] = defaultdict(list)
+        self._reports: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        """Per source, the (first, last) lines of each failure report read: a later line inside one adds nothing."""
         self._unwrapper = Unwrapper(redactor.redact_line, self.log.notes)
 
     def read(self, sources: Iterable[Source]) -> ParsedLog:
@@ -192,11 +186,10 @@ class LogReader:
         key = (kind, line.rank)
         if kind == "child_failed":
             # a later line of a report already read adds nothing; another agent's report after it (srun: one per node) is read
-            if not any(
-                r.get("source") == line.source and line.line <= int(r["line"]) < line.line + BLOCK_SPAN for r in self.log.failure_records
-            ):
-                block = (make(j) for j in range(i, len(lines)))  # read lazily, to the report's end
-                self.log.failure_records.extend(child_failed_block(block))
+            if not any(start <= line.line <= end for start, end in self._reports[line.source]):
+                records = child_failed_block(make(j) for j in range(i, len(lines)))  # read lazily, to the report's end
+                self._reports[line.source].append((line.line, max([line.line, *(int(r.get("last", r["line"])) for r in records)])))
+                self.log.failure_records.extend(records)
             return
         if kind in ("launch", "run_start", "nccl_init", "nccl_host"):  # facts, not events
             if kind == "launch":
