@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
+from diagnose.encyclopedia.entries import load_entries
+from diagnose.engine.signatures import SignatureRules
+from diagnose.parse.events import EXAMPLES, STRUCTURAL
 from diagnose.parse.scanner import Scanner
 
 PATTERNS = [r"CUDA out of memory", r"Watchdog caught collective operation timeout", r"\bNaN\b"]
@@ -34,3 +39,41 @@ def test_threads_sharing_a_scanner_get_the_same_answers() -> None:
         got = list(pool.map(scanner.scan, texts * 4))
     assert got == expected * 4
     assert all(found for found in got)
+
+
+FILLER = "x" * 120
+# hyperscan misses these lines (reproduced with python-hyperscan 0.9.1); Python's re matches each
+MISSED_ALONE = (r"^.*\]\s*memory: usage \d+kB", "Aug  3 10:31:24 compute4 kernel: [5490487.294600] memory: usage 2097152kB, limit")
+NON_ASCII_CLASS = (r"unable to resolve host address ['‘\"]?[\w.-]*huggingface\.co", "wget: unable to resolve host address ‘huggingface.co’")
+LAGGING = (
+    r"\[[\d, ]+\] finished collective #\d+, but didn't join collective #\d+",
+    "   [7] finished collective #182, but didn't join collective #183",
+)
+HIDES_LAGGING = (
+    r"\[\d+\]: query input tensor does not match the required shape",
+    "[6]: query input tensor does not match the required shape",
+)
+
+
+@pytest.mark.parametrize("cases", [[MISSED_ALONE], [NON_ASCII_CLASS], [LAGGING, HIDES_LAGGING]])
+def test_a_pattern_is_never_lost_on_its_own_example(cases: list[tuple[str, str]]) -> None:
+    scanner = Scanner([pattern for pattern, _ in cases], examples=[[example] for _, example in cases])
+    for index, (_, example) in enumerate(cases):
+        lines = [FILLER, example]
+        assert (1, index) in scanner.scan("\n".join(lines), lines)
+
+
+def test_every_encyclopedia_example_is_found_by_the_scanner_the_reader_builds() -> None:
+    rules = SignatureRules(load_entries())
+    patterns = list(STRUCTURAL.values()) + rules.patterns
+    examples = [*EXAMPLES, *rules.examples]
+    scanner = Scanner(patterns, examples=examples)
+    lines: list[str] = []
+    expected: list[tuple[int, int]] = []
+    for index, lines_of_pattern in enumerate(examples):
+        for example in lines_of_pattern:
+            lines += [FILLER, example]
+            expected.append((len(lines) - 1, index))
+    found = set(scanner.scan("\n".join(lines), lines))
+    assert len(expected) > 1000
+    assert [(lines[line], patterns[index]) for line, index in expected if (line, index) not in found] == []

@@ -44,6 +44,8 @@ class SignatureRules:
             Rule(entry.id, signature, entry.kind == "collateral") for entry in entries for signature in entry.signatures
         ]
         self.patterns: list[str] = [anchored_on_body(rule.signature.pattern) for rule in self.rules]
+        self.examples: list[list[str]] = [list(rule.signature.examples) for rule in self.rules]
+        """The lines each pattern must find, by the same index (the scanner checks its database with them)."""
 
     def finding(self, index: int, line: LogLine, order: int) -> Finding | None:
         """The finding for rule ``index`` on ``line`` (the scanner matched it); None when its exclusion applies."""

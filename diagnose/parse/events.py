@@ -40,6 +40,35 @@ _STRUCTURAL: dict[str, str] = {
 }
 STRUCTURAL: dict[str, str] = {kind: anchored_on_body(pattern) for kind, pattern in _STRUCTURAL.items()}
 """The structural patterns by event kind, each anchor allowing launcher prefixes (``^Failures:$`` behind ``[rank0]:``)."""
+_EXAMPLES: dict[str, list[str]] = {
+    "traceback": ["[rank1]: Traceback (most recent call last):"],
+    "watchdog": [
+        "[rank0]:[E515 18:36:47.341808597 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=241, OpType=ALLREDUCE, NumelIn=6, NumelOut=6, Timeout(ms)=600000) ran for 600086 milliseconds before timing out.",
+    ],
+    "watchdog_status": [
+        "[PG ID 0 PG GUID 0(default_pg) Rank 2]  failure detected by watchdog at work sequence id: 493 PG status: "
+        "last enqueued work: 493, last completed work: 492"
+    ],
+    "dump_first": ["[PG ID 0 PG GUID 0(default_pg) Rank 2] First PG on this rank to signal dumping."],
+    "dump_from_rank": ["[PG ID 0 PG GUID 0(default_pg) Rank 5] Received a dump signal due to a collective timeout from  rank 2"],
+    "lagging": [
+        "             [7] finished collective #182, but didn't join collective #183 (count from 1)",
+        "         - To our best knowledge, ranks [47] are the lagging ranks that caused this timeout. They never joined any collectives",
+    ],
+    "child_failed": ["Root Cause (first observed failure):", "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: "],
+    "agent_failed": [
+        "E0204 16:50:01.123000 75 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) "
+        "local_rank: 3 (pid: 1236) of binary: /usr/bin/python3"
+    ],
+    "signal": [
+        "W0204 16:50:00.123000 75 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 1235 closing signal SIGTERM"
+    ],
+    "nccl_init": ["node1:1234:1300 [0] NCCL INFO comm 0x55d0 rank 0 nranks 4 cudaDev 0 busId 1c000 commId 0xabc - Init COMPLETE"],
+    "error_line": ["[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."],
+}
+EXAMPLES: list[list[str]] = [_EXAMPLES.get(kind, []) for kind in STRUCTURAL]
+"""Real lines each structural pattern must find, in STRUCTURAL's order: the scanner checks its compiled database with them."""
 
 _PG_ID = re.compile(r"\[PG (?:ID )?(\d+)(?: PG GUID (\d+))?[ \](]")
 """The process group: its GUID names one group on every rank; its ID only counts the groups one process made."""

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from itertools import tee
 from typing import Protocol
 
+from diagnose.parse import events
 from diagnose.parse.events import STRUCTURAL, child_failed_block, collect_traceback, ignored_exception, line_event, traceback_event
 from diagnose.parse.hard_wrap import Unwrapper
 from diagnose.parse.ingest import Chunk, Source, cut_long_lines, read_chunks
@@ -44,6 +45,7 @@ class SignatureMatcher(Protocol):
     """What the reader needs from the encyclopedia's signatures (``diagnose.engine.signatures.SignatureRules``)."""
 
     patterns: list[str]
+    examples: list[list[str]]
 
     def finding(self, index: int, line: LogLine, order: int) -> Finding | None:
         """The finding of pattern ``index`` on a line the scanner matched, or None when it does not apply."""
@@ -69,7 +71,9 @@ class LogReader:
         self.rules = rules
         self.redactor = redactor
         self.progress = progress
-        self.scanner = Scanner(list(STRUCTURAL.values()) + rules.patterns, cache_dir=user_dir() / "cache")
+        self.scanner = Scanner(
+            list(STRUCTURAL.values()) + rules.patterns, cache_dir=user_dir() / "cache", examples=[*events.EXAMPLES, *rules.examples]
+        )
         self.kinds = list(STRUCTURAL)
         self._wrapped = WrappedMessages(self.scanner, rules, self.kinds.index("error_line"), len(self.kinds))
         self.log = ParsedLog()
@@ -84,8 +88,7 @@ class LogReader:
         self._dated: set[str] = set()
         self._replaced = 0
         self._run_starts: dict[str, list[int]] = defaultdict(list)
-        self._reports: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        """Per source, the (first, last) lines of each failure report read: a later line inside one adds nothing."""
+        self._reports: dict[str, list[tuple[int, int]]] = defaultdict(list)  # per source: (first, last) line of each report read
         self._unwrapper = Unwrapper(redactor.redact_line, self.log.notes)
 
     def read(self, sources: Iterable[Source]) -> ParsedLog:

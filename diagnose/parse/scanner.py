@@ -1,8 +1,15 @@
-"""Find which lines of a chunk match which of many regexes, in one pass.
+r"""Find which lines of a chunk match which of many regexes, in one pass.
 
 Most lines of a training log match nothing, so the scan runs over the whole
 chunk at once (hyperscan when installed, else one ``re`` pass per pattern) and
 each candidate line is then confirmed with Python's ``re`` on that line alone.
+
+Hyperscan only proposes candidates, so a line it fails to propose is lost. It does fail: some patterns never
+match lines Python's ``re`` matches (``^.*\]\s*memory: usage`` on a syslog line), a character class with a
+non-ASCII character is read byte by byte, and adding one pattern to a database can hide another's match from a
+line that follows a long one. So each pattern's known lines (an encyclopedia signature's ``examples``) are scanned
+with the database, each after a long filler line, when it is compiled: a pattern that misses one of its own
+examples is scanned with ``re`` instead.
 """
 
 from __future__ import annotations
@@ -24,10 +31,11 @@ _BEYOND_HYPERSCAN = re.compile(r"\(\?\(|\\[1-9]|\(\?<[=!]")
 class Scanner:
     """Multi-pattern line scanner: ``scan(text)`` -> sorted ``(line_index, pattern_index)`` pairs."""
 
-    def __init__(self, patterns: Sequence[str], cache_dir: Path | None = None) -> None:
+    def __init__(self, patterns: Sequence[str], cache_dir: Path | None = None, examples: Sequence[Sequence[str]] = ()) -> None:
+        """``examples[i]``: lines pattern ``i`` must find (an encyclopedia signature's examples); none for the rest."""
         self.patterns = list(patterns)
         self._regexes: dict[int, re.Pattern[str]] = {}  # compiled on first use: most patterns never match a given log
-        self._hs_db, self._python_only = _compile_hyperscan(self.patterns, cache_dir)
+        self._hs_db, self._python_only = _compile_hyperscan(self.patterns, cache_dir, [list(e) for e in examples])
         self._scratches = threading.local()
         self._chunk_regexes = {i: re.compile(self.patterns[i], re.M) for i in self._python_only}
 
@@ -92,8 +100,8 @@ def _line_starts(text: str | bytes) -> list[int]:
     return starts
 
 
-def _compile_hyperscan(patterns: list[str], cache_dir: Path | None) -> tuple[Any, list[int]]:
-    """A hyperscan database of the patterns it accepts, and the indexes it does not.
+def _compile_hyperscan(patterns: list[str], cache_dir: Path | None, examples: list[list[str]]) -> tuple[Any, list[int]]:
+    """A hyperscan database of the patterns it accepts and finds its examples with, and the indexes of the others.
 
     Compiling takes about a second, so the result is kept in memory and, serialised, in ``cache_dir``.
     """
@@ -101,7 +109,7 @@ def _compile_hyperscan(patterns: list[str], cache_dir: Path | None) -> tuple[Any
         import hyperscan
     except ImportError:
         return None, list(range(len(patterns)))
-    key = hashlib.sha256("\0".join(patterns).encode()).hexdigest()[:16]
+    key = hashlib.sha256(json.dumps([patterns, examples]).encode()).hexdigest()[:16]
     if key in _CACHE:
         return _CACHE[key]
     cached = _load(cache_dir, key) if cache_dir else None
@@ -130,10 +138,44 @@ def _compile_hyperscan(patterns: list[str], cache_dir: Path | None) -> tuple[Any
             except Exception:
                 rejected.append(index)
         database = compiled(accepted) if accepted else None
+    for _ in range(SELF_CHECK_ROUNDS):  # a pattern removed can change what the others find: check again
+        missing = _missed_examples(database, patterns, examples, accepted) if database is not None else set()
+        if not missing:
+            break
+        accepted = [i for i in accepted if i not in missing]
+        rejected = sorted([*rejected, *missing])
+        database = compiled(accepted) if accepted else None
     _CACHE[key] = (database, rejected)
     if cache_dir is not None and database is not None:
         _save(cache_dir, key, database, rejected)
     return database, rejected
+
+
+SELF_CHECK_ROUNDS = 3
+FILLER = "x" * 120
+"""Put before each example: hyperscan's misses depend on where in the data a line starts."""
+
+
+def _missed_examples(database: Any, patterns: list[str], examples: list[list[str]], accepted: list[int]) -> set[int]:
+    """The accepted patterns the database fails to find on one of their own examples (that ``re`` matches)."""
+    lines: list[str] = []
+    expected: list[tuple[int, int]] = []
+    for index in accepted:
+        for example in examples[index] if index < len(examples) else []:
+            if "\n" not in example and re.search(patterns[index], example):
+                lines += [FILLER, example]
+                expected.append((len(lines) - 1, index))
+    if not expected:
+        return set()
+    data = "\n".join(lines).encode("utf-8", errors="replace")
+    starts = _line_starts(data)
+    found: set[tuple[int, int]] = set()
+
+    def on_match(pattern_id: int, start: int, end: int, flags: int, context: object) -> None:
+        found.add((bisect.bisect_right(starts, max(end - 1, 0)) - 1, pattern_id))
+
+    database.scan(data, match_event_handler=on_match)
+    return {index for line, index in expected if (line, index) not in found}
 
 
 def _load(cache_dir: Path, key: str) -> tuple[Any, list[int]] | None:
