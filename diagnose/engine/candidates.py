@@ -23,6 +23,7 @@ from diagnose.engine.terminal import (
     CLOCK_TOLERANCE,
     PYTHON_WARNING,
     after_stop,
+    before_the_run,
     ends_retrying,
     explained_by_stop,
     fatal_and_survived,
@@ -127,7 +128,7 @@ def score_candidates(
     pool = initiating or cascade
     if pool:
         fatal, survived = fatal_and_survived(log, initiating)
-        demoted = ({id(f) for f in survived} if fatal else set()) | stalled
+        demoted = ({id(f) for f in survived} if fatal else set()) | {id(f) for f in before_the_run(log, fatal, initiating)} | stalled
         ordered = causes_first(log, chronological(pool))
         for finding in ordered:
             item = scored.setdefault(finding.entry_id, Scored(finding.entry_id, 0.0))

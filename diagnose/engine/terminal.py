@@ -6,6 +6,8 @@ UserWarning: ...``), which by construction does not raise; a line a logger wrote
 followed closely by the library saying it falls back or retries. When some initiating finding sits in the
 exception that ended its process (the last exception of its rank: its whole chain and the message lines of its
 exception line, see ``diagnose.engine.chains``), such survived findings must not outrank it, whatever their order.
+An exception that no rank printed, before any rank printed anything in its file (a batch script's helper command
+failing, ``wandb`` that cannot import), is one the run lived past when its ranks then failed on their own.
 
 A person's stop ends the run (``DELIBERATE``: Ctrl-C, ``KeyboardInterrupt``, torchrun's "Received 2 death signal",
 SIGINT forwarded to workers). The generic kill and abort lines after it are its consequence: workers SIGKILLed
@@ -23,7 +25,7 @@ import re
 
 from diagnose.engine.chains import EXCEPTION_LINE, LAUNCHER_EXCEPTION, exceptions
 from diagnose.parse.parsed_log import ParsedLog
-from diagnose.parse.prefixes import body_of
+from diagnose.parse.prefixes import body_of, split_prefix
 from diagnose.schema import Finding, LogLine
 
 PYTHON_WARNING = re.compile(r"\.py:\d+: (?:\w+\.)*\w*Warning:")
@@ -112,6 +114,23 @@ def fatal_and_survived(log: ParsedLog, findings: list[Finding]) -> tuple[list[Fi
         elif holding or recovered(log, finding):
             survived.append(finding)
     return fatal, survived
+
+
+def before_the_run(log: ParsedLog, fatal: list[Finding], findings: list[Finding]) -> list[Finding]:
+    """The ``fatal`` findings no rank printed, above the first line any rank printed in their file, when ranks' own
+    ``findings`` follow: an exception the run started after (a batch script's helper command), not the one that ended it.
+    """
+    if not any(f.rank is not None for f in findings):
+        return []
+    return [f for f in fatal if f.rank is None and f.evidence.line < _first_ranked_line(log, f.evidence.source)]
+
+
+def _first_ranked_line(log: ParsedLog, source: str) -> int:
+    """The first line of ``source`` a rank printed: a launcher's prefix on a kept line, a ranked event or finding."""
+    ranked = [e.lines[0].line for e in log.events if e.rank is not None and e.lines[0].source == source]
+    ranked += [f.evidence.line for f in log.findings if f.rank is not None and f.evidence.source == source]
+    prefixed = next((number for number, text in enumerate(log.lines.get(source, []), 1) if split_prefix(text)[0] is not None), None)
+    return min([*ranked, *([prefixed] if prefixed is not None else [])], default=0)
 
 
 def stops(log: ParsedLog) -> list[LogLine]:

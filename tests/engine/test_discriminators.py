@@ -100,6 +100,21 @@ def test_the_exception_that_ended_the_process_outranks_an_earlier_survived_one(t
     assert _run(tmp_path, text).root_cause.id == "cuda-oom"
 
 
+def test_a_helper_command_that_failed_before_any_rank_printed_is_not_what_ended_the_run(tmp_path: Path) -> None:
+    # a batch script runs `wandb login` (which cannot import), then srun starts the ranks, which fail on their own
+    helper = (
+        'Traceback (most recent call last):\n  File "/home/u/.local/bin/wandb", line 5, in <module>\n'
+        "    from wandb.cli.cli import cli\nModuleNotFoundError: No module named 'dataclasses'\n"
+    )
+    ranks = "".join(
+        f"{r}: [rank{r}]: AssertionError: OptimizerParamScheduler: class input value 5224464 and checkpointvalue 5224800"
+        " for total number of iterations do not match\n"
+        for r in range(2)
+    )
+    assert _run(tmp_path, helper + " 0: step 0 starting\n" + ranks).root_cause.id == "checkpoint-mismatch"
+    assert _run(tmp_path, helper).root_cause.id == "import-abi-error"  # alone, it is the failure
+
+
 WATCHDOG = (
     "[rank{r}]:[E1202 10:00:0{r}.000000 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught collective operation "
     "timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600010 "
