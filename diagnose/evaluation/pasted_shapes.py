@@ -2,7 +2,8 @@
 
 A terminal hard-wraps long lines and colours error words; Windows adds CRLF; ``kubectl logs --timestamps``, GitHub
 Actions and a node's CRI container log file put a time (and for CRI the stream) before every line; ``kubectl logs
---prefix`` names the pod. None of these changes what failed, so none may change the diagnosis.
+--prefix`` names the pod; a log pasted into an issue's quote gets ``> `` on every line. None of these changes what
+failed, so none may change the diagnosis.
 ``bench/bench_robustness.py`` measures the whole dev split under each; ``tests/engine/test_log_shippers.py``
 asserts it per case for the shippers.
 """
@@ -42,8 +43,9 @@ def _clock(i: int) -> str:
 SHIPPERS: dict[str, Shape] = {
     "crlf": lambda text: text.replace("\n", "\r\n"),
     "kubectl-prefix": each_line(lambda i: "[pod/trainer-0/pytorch] "),
+    "markdown-quote": each_line(lambda i: "> "),
 }
-"""Shippers that add no time: every log may take them."""
+"""Shippers that add no time, and the quote marker of a log pasted into Markdown or an e-mail: every log may take them."""
 
 TIMESTAMPING: dict[str, Shape] = {
     "kubectl-timestamps": each_line(lambda i: f"2025-05-01T{_clock(i)}.{i:09d}Z "),

@@ -1,4 +1,5 @@
-"""Launcher line prefixes: the one table of how launchers mark the rank and host that printed a line.
+"""Launcher line prefixes: the one table of how launchers mark the rank and host that printed a line (and the quote
+marker of a log pasted into Markdown or an e-mail, which marks nothing).
 
 Prefixes stack (``<HOST_1>: [rank3]:[E1202 ...]``); ``split_prefix`` peels each known one in turn.
 Anchored on masked hosts (``<HOST_n>``), since the redactor ran first. Every other module that needs
@@ -38,6 +39,8 @@ PREFIXES: list[tuple[str, re.Pattern[str]]] = [
     ("sglang", re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d TP(?P<rank>\d+)\]\s?")),
     ("sglang-parallel", re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: [A-Z]{2}\d+)+\]\s?")),
     ("srun", re.compile(r"\s{0,4}(?P<rank>\d{1,5}): ")),
+    # a pasted log quoted in Markdown or e-mail ("> [rank3]: ..."): the quote marker is no part of what was printed
+    ("quote", re.compile(r">(?: |(?=>|$))")),
 ]
 """Every launcher prefix, in the order they are tried at the start of a line."""
 
