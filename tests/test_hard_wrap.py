@@ -90,3 +90,32 @@ def test_unwrap_keeps_every_number_and_what_each_line_showed() -> None:
     assert keep == ["abcdefghij", "efgh", "ij", "next"]  # the other pieces as printed, at their own numbers
     _, remasked = unwrap(["abcd", "efgh", "ij"], [4, 4, 2], 4, lambda line: line.replace("defg", "<TOKEN_1>"))
     assert remasked == ["abc<TOKEN_1>hij", "", ""]  # a value the wrap cut is masked whole; its pieces are not shown
+
+
+SLURM_LIMIT = "slurmstepd: error: *** JOB {job} ON midway3-0284 CANCELLED AT 2024-05-18T12:04:20 DUE TO TIME LIMIT ***"
+DEVICE_ASSERT = (
+    "../aten/src/ATen/native/cuda/Loss.cu:242: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: [{t},0,0] "
+    "Assertion `t >= 0 && t < n_classes` failed."
+)
+NCCL_IB = (
+    "2019-06-02T16:13:44.884Z: [1,{r}]<stdout>:container-e275-1553839402050-12124-01-000057:815:864 [0] "
+    "transport/net_ib.cu:80 NCCL WARN NET/IB : Got async event : local catastrophic error"
+)
+
+
+@pytest.mark.parametrize(
+    ("lines", "why"),
+    [
+        ([SLURM_LIMIT.format(job=20457810), SLURM_LIMIT.format(job=20468948)], "two wrapped lines are enough"),
+        ([DEVICE_ASSERT.format(t=t) for t in range(32, 38)], "repeated lines leave one remainder length, near the width"),
+        ([NCCL_IB.format(r=r) for r in range(12, 16)], "a piece that starts with digits and a colon is no srun prefix"),
+    ],
+)
+def test_short_wrapped_excerpts_are_told_from_their_widths(lines: list[str], why: str) -> None:
+    assert wrap_width(_wrap(lines, 80).split("\n")) == 80, why
+
+
+def test_two_equal_lines_of_their_own_are_no_wrap() -> None:
+    # the same record printed twice, each whole: the line after one starts like it
+    line = "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity"
+    assert wrap_width([line, line, "done"]) is None

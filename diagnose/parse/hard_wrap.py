@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 MIN_WIDTH = 60
 MAX_WIDTH = 400
-MIN_WRAPPED = 3
+MIN_WRAPPED = 2
 """Lines at the width, at least: fewer say nothing."""
 NEAR = 10
 """Lengths just below the width that a wrapped log has few of."""
@@ -31,10 +31,11 @@ HEAD = 6
 NOTE = "{name} is hard-wrapped at {width} columns: each wrapped line is read whole, at its first line"
 _DIGITS = re.compile(r"\d+")
 RECORD_START = re.compile(
-    r"^(?:\s*\[?(?:rank|default|worker)?\d+\]?:|\[?\d{4}-\d\d-\d\d|[IWEF]\d{4} "
+    r"^(?:\s*(?:\[(?:rank|default|worker)?\d+\]:|\d{1,5}: )|\[?\d{4}-\d\d-\d\d|[IWEF]\d{4} "
     r"|\[?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b|Traceback |\s+File \")"
 )
-"""A line that starts a record of its own (a rank or task prefix, a date, a glog header, a level, a traceback)."""
+"""A line that starts a record of its own (a rank or task prefix, a date, a glog header, a level, a traceback); a wrap's
+piece may start with digits and a colon too (``4:20 DUE TO``, ``00057:815:864``), without srun's space after it."""
 
 
 def wrap_width(lines: list[str]) -> int | None:
@@ -44,7 +45,8 @@ def wrap_width(lines: list[str]) -> int | None:
     if not MIN_WIDTH <= width <= MAX_WIDTH:
         return None
     at = [i for i, n in enumerate(lengths) if n == width and i + 1 < len(lines) and lines[i + 1].strip()]
-    near = sum(1 for n in lengths if width - NEAR <= n < width)
+    # a piece's remainder is no evidence against a wrap: lines repeated on every rank all leave one remainder length
+    near = sum(1 for i, n in enumerate(lengths) if width - NEAR <= n < width and (i == 0 or lengths[i - 1] != width))
     if len(at) < MIN_WRAPPED or len(at) < SPIKE * near:
         return None
     new_records = sum(1 for i in at if _starts_record(lines[i + 1], lines[i]))
