@@ -463,8 +463,8 @@ def test_an_unknown_exception_every_rank_raised_alike_names_no_rank(tmp_path: Pa
     text = "".join(
         f"[rank{r}]: Traceback (most recent call last):\n"
         f'[rank{r}]:   File "train.py", line 50, in forward\n'
-        f"[rank{r}]:     assert q.shape == expected\n"
-        f"[rank{r}]: AssertionError: [{r}]: query input tensor does not match the required shape\n"
+        f"[rank{r}]:     assert batch.keys() == fields\n"
+        f"[rank{r}]: AssertionError: [{r}]: batch keys do not match the collator fields\n"
         for r in ranks
     )
     diagnosis = _run(tmp_path, text)
