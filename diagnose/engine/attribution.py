@@ -17,14 +17,12 @@ import re
 from diagnose.engine.candidates import chronological
 from diagnose.parse.launch_facts import bus_rank, ranks_by_host, ranks_by_pid
 from diagnose.parse.parsed_log import ParsedLog
-from diagnose.parse.prefixes import split_prefix
+from diagnose.parse.prefixes import NCCL_PREFIX, split_prefix
 from diagnose.schema import Finding
 
 # SIGABRT (the NCCL watchdog), SIGTERM (the launcher), SIGINT (a person): usually victims, not causes
 VICTIM_EXITS = {-6, -15, -2, 134, 143, 130}
 _PID = re.compile(r"(?:\bpid[=: ]\s*|Killed process |PID )(\d+)", re.I)
-_NCCL_PID = re.compile(r"(?:<HOST_\d+>|[\w.-]+):(\d+):\d+ \[\d+\] ")
-"""NCCL's own prefix ``host:pid:tid [cuda device]``: the device is not the rank, the pid ties to one."""
 _UCX_PID = re.compile(r"\[(?:<HOST_\d+>|[\w.-]+):(\d+) *:\d+(?::\d+)?\] ")
 """UCX's own prefix ``[host:pid:thread]`` (its signal handler's ``[host:pid:thread:tid] Caught signal 11``): the pid ties to a rank."""
 _SRUN_TASK_EXIT = re.compile(r"srun: error: \S+: task (\d+): Exited with exit code (\d+)")
@@ -204,8 +202,8 @@ def attribute_rank(log: ParsedLog, finding: Finding) -> int | None:
     header = traceback_rank(log, finding)
     if header is not None:
         return header
-    pid = _PID.search(finding.evidence.text) or _printer_pid(finding)
-    by_pid = pid_ranks(log).get(int(pid.group(1))) if pid else None
+    process = int(pid.group(1)) if pid else _printer_pid(finding)
+    by_pid = pid_ranks(log).get(process) if process is not None else None
     if by_pid is not None:
         return by_pid
     on_device = device_rank(log, finding)
@@ -220,12 +218,14 @@ def attribute_rank(log: ParsedLog, finding: Finding) -> int | None:
     return _first_known(_raised(log, finding.evidence.source), _only_rank(log))
 
 
-def _printer_pid(finding: Finding) -> re.Match[str] | None:
+def _printer_pid(finding: Finding) -> int | None:
     """The pid in the printer's own prefix (NCCL's, UCX's), unless the line is a consequence: a rank that reports its peer
     closed the connection is the victim, not the rank that failed."""
     if finding.role == "cascade":
         return None
-    return _NCCL_PID.search(finding.evidence.text) or _UCX_PID.search(finding.evidence.text)
+    nccl = NCCL_PREFIX.search(finding.evidence.text)
+    ucx = _UCX_PID.search(finding.evidence.text)
+    return int(nccl.group("pid")) if nccl else int(ucx.group(1)) if ucx else None
 
 
 def _only_rank(log: ParsedLog) -> int | None:

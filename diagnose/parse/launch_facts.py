@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from diagnose.parse.parsed_log import ParsedLog
+from diagnose.parse.prefixes import NCCL_PREFIX
 from diagnose.schema import LogLine
 
 LAUNCH_FACTS = [
@@ -80,8 +81,6 @@ def ranks_by_host(log: ParsedLog) -> dict[str, list[int]]:
 
 
 _NCCL_INIT = re.compile(r"\brank (\d+) nranks (\d+) cudaDev \d+ (?:nvmlDev \d+ )?busId ([0-9a-f]+)")
-_NCCL_PREFIX = re.compile(r"(?P<host><HOST_\d+>|[\w.-]+):(?P<pid>\d+):\d+ \[\d+\] NCCL INFO ")
-"""NCCL's own prefix, ``host:pid:tid [cuda device]``: the process that printed the init line."""
 _PCI = re.compile(r"(?i)\bPCI:([0-9a-f]{4,8}):([0-9a-f]{2}):([0-9a-f]{2})\b|\bGPU ?([0-9a-f]{4,8}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])")
 """A GPU's PCI address as the driver (``NVRM: Xid (PCI:0000:5d:00)``) or nvidia-smi (``GPU0000:5D:00.0``) prints it."""
 
@@ -96,7 +95,7 @@ def record_bus(log: ParsedLog, line: LogLine) -> None:
     if match:
         facts = log.launch.setdefault(line.source, {})
         facts.setdefault(_bus_key(line.rank, int(match.group(3), 16)), match.group(1))
-        printer = _NCCL_PREFIX.search(line.text)
+        printer = NCCL_PREFIX.search(line.text)  # the process that printed the init line
         if printer:  # one key per (pid, communicator size, rank, host) seen: nccl_ranks_by_pid decides
             facts.setdefault(f"nccl:{printer.group('pid')}:{match.group(2)}:{match.group(1)}:{printer.group('host')}", "")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from diagnose.parse.prefixes import split_prefix
+from diagnose.parse.prefixes import NCCL_PREFIX, split_prefix
 from diagnose.parse.timestamps import parse_timestamp
 from diagnose.schema import LogLine
 
@@ -22,7 +22,6 @@ _IN_BODY_RANK = re.compile(
 _BARE_RANK = re.compile(r"\brank(?:=| )(\d+)\b")
 """The untagged form: a message naming two ranks ("rank 10 and rank 8 both on CUDA device") names no printer."""
 _SYSLOG_HOST = re.compile(r"^[A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d (?P<host><HOST_\d+>|[\w.-]+) (?:kernel|slurmd|slurmstepd)")
-_NCCL_HOST = re.compile(r"^(?P<host><HOST_\d+>|[\w.-]+):\d+:\d+ \[(?P<dev>\d+)\] NCCL")
 
 
 def make_line(
@@ -35,8 +34,8 @@ def make_line(
         in_body = _IN_BODY_RANK.search(body)
         if in_body and not (in_body.group(2) is not None and len(set(_BARE_RANK.findall(body))) > 1):
             rank = int(next(g for g in in_body.groups() if g is not None))
-    nccl = _NCCL_HOST.match(body)
-    if nccl:
+    nccl = NCCL_PREFIX.match(body)
+    if nccl and body.startswith("NCCL", nccl.end()):
         host = host or nccl.group("host")
         local_rank = int(nccl.group("dev"))
     syslog = _SYSLOG_HOST.match(body) if host is None else None

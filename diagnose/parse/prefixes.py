@@ -81,6 +81,9 @@ RANK_CENSUS: list[tuple[str, re.Pattern[str]]] = [
 ]
 """(literal, pattern) per prefix style, for counting ranks over a whole chunk: the literal lets a chunk skip the pattern."""
 
+NCCL_PREFIX = re.compile(r"(?P<host><HOST_\d+>|[\w.-]+):(?P<pid>\d+):\d+ \[(?P<dev>\d+)\] ")
+"""NCCL's own prefix ``host:pid:tid [cuda device]`` (not a launcher's): the device is not the rank, the pid ties to one."""
+
 SRUN_RANK = re.compile(r"^\s{0,4}(\d{1,5}): ", re.M)
 """``srun --label``'s task prefix, over a whole chunk."""
 
