@@ -46,17 +46,7 @@ class Scanner:
         """
         candidates: set[tuple[int, int]] = set()
         if self._hs_db is not None:
-            data = text.encode("utf-8", errors="replace")
-            ends: list[tuple[int, int]] = []
-
-            def on_match(pattern_id: int, start: int, end: int, flags: int, context: object) -> None:
-                ends.append((pattern_id, end))
-
-            self._hs_db.scan(data, match_event_handler=on_match, scratch=self._scratch())
-            if ends:
-                byte_starts = _line_starts(data)
-                for pattern_id, end in ends:
-                    candidates.add((bisect.bisect_right(byte_starts, max(end - 1, 0)) - 1, pattern_id))
+            candidates = _hyperscan_lines(self._hs_db, text.encode("utf-8", errors="replace"), self._scratch())
         if self._chunk_regexes:
             char_starts: list[int] | None = None
             for index, regex in self._chunk_regexes.items():
@@ -87,6 +77,18 @@ class Scanner:
 
             scratch = self._scratches.scratch = hyperscan.Scratch(self._hs_db)
         return scratch
+
+
+def _hyperscan_lines(database: Any, data: bytes, scratch: Any = None) -> set[tuple[int, int]]:
+    """(line index, pattern id) of every match the database reports in ``data``, by the line its match ends on."""
+    ends: list[tuple[int, int]] = []
+
+    def on_match(pattern_id: int, start: int, end: int, flags: int, context: object) -> None:
+        ends.append((pattern_id, end))
+
+    database.scan(data, match_event_handler=on_match, scratch=scratch)
+    starts = _line_starts(data) if ends else []
+    return {(bisect.bisect_right(starts, max(end - 1, 0)) - 1, pattern_id) for pattern_id, end in ends}
 
 
 def _line_starts(text: str | bytes) -> list[int]:
@@ -167,14 +169,7 @@ def _missed_examples(database: Any, patterns: list[str], examples: list[list[str
                 expected.append((len(lines) - 1, index))
     if not expected:
         return set()
-    data = "\n".join(lines).encode("utf-8", errors="replace")
-    starts = _line_starts(data)
-    found: set[tuple[int, int]] = set()
-
-    def on_match(pattern_id: int, start: int, end: int, flags: int, context: object) -> None:
-        found.add((bisect.bisect_right(starts, max(end - 1, 0)) - 1, pattern_id))
-
-    database.scan(data, match_event_handler=on_match)
+    found = _hyperscan_lines(database, "\n".join(lines).encode("utf-8", errors="replace"))
     return {index for line, index in expected if (line, index) not in found}
 
 
