@@ -66,3 +66,16 @@ def test_without_held_out_samples_the_dev_retrieval_notes_are_read_never_test() 
     fitted = fit([], _samples(0.6, MIN_SUPPORT))
     assert fitted["retrieval_threshold"] == 0.6
     assert fitted["retrieval_fit"]["samples"]["held-out"] == MIN_SUPPORT
+
+
+def test_held_out_samples_count_as_the_few_cases_the_fallback_really_sees() -> None:
+    # 40 held-out proposals right from 0.3, but the fallback sees 2 classed cases per 6 unknown ones: the 3 unknown
+    # cases proposed at 0.3 outweigh the held-out ones there; from 0.6 nothing wrong is proposed
+    samples = _samples(0.6, 20) + _samples(0.3, 20) + _samples(0.3, 0, 3, kind="unknown") + _samples(0.0, 0, 3, kind="unknown")
+    samples += _samples(0.0, 0, 2, kind="fallback")
+    assert fit_retrieval_threshold(samples) == 0.6
+    at_low = precision_curve(samples, [0.3])[0]
+    assert at_low["right"] == 40 and at_low["unknown_proposed"] == 3
+    assert at_low["precision"] == round(40 * 2 / 42 / (40 * 2 / 42 + 3), 3)  # each classed sample counts 2/42
+    # the same samples without the unknown ones: 40 of 42 right from 0.0
+    assert fit_retrieval_threshold([s for s in samples if s.kind != "unknown"]) == 0.0

@@ -23,6 +23,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -32,9 +33,11 @@ from diagnose.engine.attribution import VICTIM_EXITS, exits
 from diagnose.engine.calibration import retrieval_threshold
 from diagnose.engine.candidates import MIN_SCORE, Scored, chronological
 from diagnose.engine.chains import LAUNCHER_EXCEPTION
+from diagnose.engine.memory import GENERAL_CASE
 from diagnose.engine.terminal import DELIBERATE, after_stop, stops
 from diagnose.engine.unexplained import comes_before, raised_before_exit
 from diagnose.parse.parsed_log import ParsedLog
+from diagnose.parse.prefixes import body_of
 from diagnose.schema import Finding, LogLine
 
 if TYPE_CHECKING:
@@ -52,6 +55,9 @@ CANDIDATES = 25
 STOP_SHARE = 0.5
 """A named stop weighs this share of its signature's weight: it says how the run ended, not what went wrong."""
 STOPPED_NOTE = "stopped by a person ({file}:{line}): the kill and abort lines after it are its consequences, not a root cause"
+_BARE_HEADER = re.compile(r"\s*(?:[a-z]+\s*:\s*)?Traceback \(most recent call last\):?\s*$")
+"""A traceback cut before its exception line ends on a header (its own or the next one's, behind a ``stderr:`` or
+torchrun's ``traceback :`` field): no message to look up."""
 RETRIEVAL_NOTE = "retrieval: nearest example of {entry} by a margin of {margin:.2f} (similarity {score:.2f})"
 """The note's fixed head (``diagnose eval --calibrate`` reads it back to fit the threshold)."""
 
@@ -119,7 +125,7 @@ def _error_lines(log: ParsedLog, known: Iterable[str] | None = None) -> list[Log
         for e in log.events
         if e.kind in ("traceback", "error_line") and not after_stop(e.anchor, stopped) and (e.anchor.source, e.anchor.line) not in explained
     ]
-    tracebacks = [e.anchor for e in events if e.kind == "traceback"]
+    tracebacks = [e.anchor for e in events if e.kind == "traceback" and not _BARE_HEADER.match(body_of(e.anchor.text))]
     seen: dict[str, LogLine] = {}
     for line in [*tracebacks[::-1], *(e.anchor for e in events if e.kind != "traceback")]:
         seen.setdefault(line.text.strip(), line)
@@ -140,16 +146,18 @@ def nearest(log: ParsedLog, index: KBIndex, without: Iterable[str] = ()) -> Matc
     """The entry nearest to the log's error lines (None without error lines or neighbours).
 
     Each line's ``CANDIDATES`` nearest examples are scored by specificity (``KBIndex.nearest_examples``); each entry
-    keeps its best example over all lines. The decision is the ``margin``: an entry proposed must be near *and* nearer
-    than every other entry, for when two entries share a message (a watchdog's wrapper, a DataLoader worker's
-    signal line) the nearest one is a coin toss. ``without``: signature patterns whose examples are left out (the
-    calibration's held-out wording).
+    keeps its best example over all lines; a special case decided from captured numbers counts as its general case
+    (``memory.GENERAL_CASE``: a line no signature matched has no numbers to decide it). The decision is the
+    ``margin``: an entry proposed must be near *and* nearer than every other entry, for when two entries share a
+    message (a watchdog's wrapper, a DataLoader worker's signal line) the nearest one is a coin toss. ``without``: signature patterns
+    whose examples are left out (the calibration's held-out wording).
     """
     held_out = set(without)
     lines = _error_lines(log, known={f.signature for f in log.findings} - held_out)
     best: dict[str, tuple[LogLine, ExampleHit]] = {}
     for line, hits in zip(lines, index.nearest_examples([line.text for line in lines], without=without, k=CANDIDATES), strict=True):
-        for hit in hits:
+        for found in hits:
+            hit = found.model_copy(update={"entry_id": GENERAL_CASE.get(found.entry_id, found.entry_id)})
             if hit.entry_id not in best or hit.score > best[hit.entry_id][1].score:
                 best[hit.entry_id] = (line, hit)
     ranked = sorted(best.values(), key=lambda pair: -pair[1].score)

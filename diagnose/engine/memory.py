@@ -25,6 +25,9 @@ SHARE_OF_REQUEST = 1.0
 """Trapped memory must be at least the request (times this) to have served it."""
 NOTE_FLOOR = 256 * 2**20
 """A minor trapped amount is still worth a note from this size on."""
+GENERAL_CASE = {FRAGMENTATION: OOM}
+"""An entry decided from captured numbers -> the entry it refines. A line no signature matched gives no numbers, so
+retrieval that lands on the special case can only claim the general one."""
 _UNITS = {"bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 
 

@@ -7,8 +7,8 @@ in-sample estimate: it says how often this engine was right on these cases at th
 
 The retrieval threshold is fitted on held-out wording (``held_out_samples``): the fallback answers only logs whose
 wording no signature knows, and the labeled cases the rules get right are exactly the ones whose wording a
-signature knows. So each such case is looked up as if the signatures that fired on it did not exist (their examples
-left out of the vector store, every other example kept) and records (margin, nearest entry right?); a case the
+signature knows. So each such case is looked up as if the signatures that named its cause did not exist (their
+examples left out of the vector store, every other example and signature kept) and records (margin, nearest entry right?); a case the
 rules leave ``unknown`` records what the fallback itself would see; a case labeled ``unknown`` records its nearest
 entry's margin as a proposal that must not be made. Never fitted on the frozen test split.
 """
@@ -74,6 +74,7 @@ def held_out_samples(cases: Iterable[Case], settings: Settings, index: KBIndex) 
     """One retrieval sample per usable non-test case (see the module docstring); cases the rules name wrongly are
     skipped (no wording there to hold out), as are logs without error lines."""
     from diagnose.engine.fallbacks import nearest
+    from diagnose.engine.memory import GENERAL_CASE
     from diagnose.parse.ingest import resolve_sources
     from diagnose.pipeline import diagnose
 
@@ -84,8 +85,9 @@ def held_out_samples(cases: Iterable[Case], settings: Settings, index: KBIndex) 
         result = diagnose(resolve_sources([str(case.log_path)]), settings=settings)  # the rules alone
         accepted = {case.label.class_, *case.label.accept}
         got = result.diagnosis.root_cause.id
-        # the root-cause signatures that named a cause are held out; a teardown or cascade line stays known as one
-        fired = {finding.signature for finding in result.log.findings if finding.role == "initiating"}
+        # the signatures that named this cause (or a special case of it) are held out; every other signature stays
+        # known, as it would be: its lines are explained, not looked up
+        fired = {f.signature for f in result.log.findings if f.role == "initiating" and GENERAL_CASE.get(f.entry_id, f.entry_id) == got}
         if case.label.class_ == "unknown":
             kind: SampleKind = "unknown"
         elif got == "unknown":
@@ -114,22 +116,44 @@ def dev_samples(results: list[dict[str, Any]]) -> list[Sample]:
     return samples
 
 
+def _weights(samples: list[Sample]) -> dict[SampleKind, float]:
+    """How much one sample of each kind counts in a precision.
+
+    The fallback runs on the cases the rules leave ``unknown``: mostly logs labeled ``unknown``, a few with a class in
+    wording no signature knows (``fallback``). The held-out samples stand in for those few, so all class-labeled
+    samples together count as many as the ``fallback`` ones: a proposal is then judged against the mix the fallback
+    really sees, not against hundreds of held-out cases that outnumber the ``unknown`` ones. Without ``fallback``
+    samples every sample counts once.
+    """
+    classed = sum(s.kind != "unknown" for s in samples)
+    fallback = sum(s.kind == "fallback" for s in samples)
+    share = fallback / classed if fallback else 1.0
+    return {"held-out": share, "fallback": share, "unknown": 1.0}
+
+
+def _precision(proposed: list[Sample], weights: dict[SampleKind, float]) -> float | None:
+    total = sum(weights[s.kind] for s in proposed)
+    return sum(weights[s.kind] for s in proposed if s.right) / total if total else None
+
+
 def precision_curve(samples: list[Sample], thresholds: Iterable[float] | None = None) -> list[dict[str, Any]]:
-    """Per threshold: proposals made at or above it, how many were right, precision, recall (of the samples whose
-    nearest entry is right, the share proposed) and how many ``unknown`` cases would wrongly get a proposal."""
+    """Per threshold: proposals made at or above it, how many were right, precision (weighted as ``_weights`` says),
+    recall (of the samples whose nearest entry is right, the share proposed) and how many ``unknown`` cases would
+    wrongly get a proposal."""
     steps = sorted({round(s.margin, 2) for s in samples}) if thresholds is None else sorted(thresholds)
     rightable = sum(s.right for s in samples)
+    weights = _weights(samples)
     rows = []
     for threshold in steps:
         proposed = [s for s in samples if s.margin >= threshold]
-        right = sum(s.right for s in proposed)
+        precision = _precision(proposed, weights)
         rows.append(
             {
                 "threshold": round(threshold, 3),
                 "proposed": len(proposed),
-                "right": right,
-                "precision": round(right / len(proposed), 3) if proposed else None,
-                "recall": round(right / rightable, 3) if rightable else None,
+                "right": sum(s.right for s in proposed),
+                "precision": None if precision is None else round(precision, 3),
+                "recall": round(sum(s.right for s in proposed) / rightable, 3) if rightable else None,
                 "unknown_proposed": sum(s.kind == "unknown" for s in proposed),
             }
         )
@@ -137,16 +161,16 @@ def precision_curve(samples: list[Sample], thresholds: Iterable[float] | None = 
 
 
 def fit_retrieval_threshold(samples: list[Sample]) -> float:
-    """The lowest margin from which the nearest example's entry is right TARGET_PRECISION of the time, at that
-    threshold and at every higher one that still has MIN_SUPPORT right proposals (a threshold whose precision
-    only holds at one point is noise). With no such margin the fallback stays OFF: a threshold no sample backs
-    would be a guess."""
-    ordered = sorted({s.margin for s in samples})
+    """The lowest margin from which the nearest example's entry is right TARGET_PRECISION of the time (weighted as
+    ``_weights`` says), at that threshold and at every higher one that still has MIN_SUPPORT right proposals (a
+    threshold whose precision only holds at one point is noise). With no such margin the fallback stays OFF: a
+    threshold no sample backs would be a guess."""
+    weights = _weights(samples)
     good = []
-    for threshold in ordered:
-        proposed = [s.right for s in samples if s.margin >= threshold]
-        supported = sum(proposed) >= MIN_SUPPORT
-        good.append((threshold, supported, not supported or sum(proposed) >= TARGET_PRECISION * len(proposed)))
+    for threshold in sorted({s.margin for s in samples}):
+        proposed = [s for s in samples if s.margin >= threshold]
+        supported = sum(s.right for s in proposed) >= MIN_SUPPORT
+        good.append((threshold, supported, not supported or (_precision(proposed, weights) or 0.0) >= TARGET_PRECISION))
     for i, (threshold, supported, _) in enumerate(good):
         if supported and all(ok for _, _, ok in good[i:]):
             return threshold

@@ -1,0 +1,57 @@
+"""The retrieval fallback's lookup: what it looks up and what it may propose (a real embedded index of the kb)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from diagnose.encyclopedia.entries import load_entries
+from diagnose.encyclopedia.index import KBIndex, open_index
+from diagnose.engine.fallbacks import nearest
+from diagnose.engine.memory import FRAGMENTATION, OOM
+from diagnose.parse.ingest import resolve_sources
+from diagnose.parse.parsed_log import ParsedLog
+from diagnose.pipeline import diagnose
+from diagnose.settings import load_settings
+
+pytest.importorskip("chromadb")
+
+OOM_LINE = (
+    "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has 1.10 GiB free. Of the allocated "
+    "memory 70.02 GiB is allocated by PyTorch, and 6.91 GiB is reserved by PyTorch but unallocated."
+)
+"""An OOM line without the card's capacity: the fragmentation signature cannot read it (no share of the card)."""
+
+
+@pytest.fixture(scope="module")
+def index() -> KBIndex:
+    built = open_index(load_settings())
+    built.ensure()
+    return built
+
+
+def _log(tmp_path: Path, text: str) -> ParsedLog:
+    path = tmp_path / "train.log"
+    path.write_text(text, encoding="utf-8")
+    return diagnose(resolve_sources([str(path)])).log
+
+
+def test_a_special_case_decided_by_numbers_is_proposed_as_its_general_case(tmp_path: Path, index: KBIndex) -> None:
+    # as if cuda-oom's signatures did not exist: the nearest example is a fragmentation one (its wording is the
+    # closest), but a line no signature read gives no numbers to tell fragmentation from a full card
+    log = _log(tmp_path, f"step 10 loss 2.31\n{OOM_LINE}\n")
+    entries = {e.id: e for e in load_entries(load_settings().kb_dir)}
+    found = nearest(log, index, without=[s.pattern for s in entries[OOM].signatures])
+    assert found is not None
+    assert found.line.text == OOM_LINE
+    assert found.hit.example in [x for s in entries[FRAGMENTATION].signatures for x in s.examples]
+    assert found.hit.entry_id == OOM
+
+
+def test_a_traceback_cut_before_its_exception_is_not_looked_up(tmp_path: Path, index: KBIndex) -> None:
+    text = "epoch 1\nTraceback (most recent call last):\nstderr: Traceback (most recent call last):\n"
+    assert nearest(_log(tmp_path, text), index) is None
+    # the same traceback with its exception line is looked up, by that line
+    found = nearest(_log(tmp_path, text + '  File "train.py", line 3, in <module>\nValueError: bad value in batch 7\n'), index)
+    assert found is not None and found.line.text == "ValueError: bad value in batch 7"
