@@ -149,8 +149,8 @@ def nearest(log: ParsedLog, index: KBIndex, without: Iterable[str] = ()) -> Matc
     keeps its best example over all lines; a special case decided from captured numbers counts as its general case
     (``memory.GENERAL_CASE``: a line no signature matched has no numbers to decide it). The decision is the
     ``margin``: an entry proposed must be near *and* nearer than every other entry, for when two entries share a
-    message (a watchdog's wrapper, a DataLoader worker's signal line) the nearest one is a coin toss. ``without``: signature patterns
-    whose examples are left out (the calibration's held-out wording).
+    message (a watchdog's wrapper, a DataLoader worker's signal line) the nearest one is a coin toss. ``without``:
+    signature patterns whose examples are left out (the calibration's held-out wording).
     """
     held_out = set(without)
     lines = _error_lines(log, known={f.signature for f in log.findings} - held_out)

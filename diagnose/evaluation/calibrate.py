@@ -8,9 +8,9 @@ in-sample estimate: it says how often this engine was right on these cases at th
 The retrieval threshold is fitted on held-out wording (``held_out_samples``): the fallback answers only logs whose
 wording no signature knows, and the labeled cases the rules get right are exactly the ones whose wording a
 signature knows. So each such case is looked up as if the signatures that named its cause did not exist (their
-examples left out of the vector store, every other example and signature kept) and records (margin, nearest entry right?); a case the
-rules leave ``unknown`` records what the fallback itself would see; a case labeled ``unknown`` records its nearest
-entry's margin as a proposal that must not be made. Never fitted on the frozen test split.
+examples left out of the vector store, every other example and signature kept) and records (margin, nearest entry
+right?); a case the rules leave ``unknown`` records what the fallback itself would see; a case labeled ``unknown``
+records its nearest entry's margin as a proposal that must not be made. Never fitted on the frozen test split.
 """
 
 from __future__ import annotations
@@ -146,14 +146,15 @@ def precision_curve(samples: list[Sample], thresholds: Iterable[float] | None = 
     rows = []
     for threshold in steps:
         proposed = [s for s in samples if s.margin >= threshold]
+        right = sum(s.right for s in proposed)
         precision = _precision(proposed, weights)
         rows.append(
             {
                 "threshold": round(threshold, 3),
                 "proposed": len(proposed),
-                "right": sum(s.right for s in proposed),
+                "right": right,
                 "precision": None if precision is None else round(precision, 3),
-                "recall": round(sum(s.right for s in proposed) / rightable, 3) if rightable else None,
+                "recall": round(right / rightable, 3) if rightable else None,
                 "unknown_proposed": sum(s.kind == "unknown" for s in proposed),
             }
         )
