@@ -24,9 +24,11 @@ LAUNCH_FACTS = [
     ("rank_mapping", re.compile(r"\bglobal_rank_mapping=defaultdict\(<class 'list'>, (\{[^}]*\})\)")),
 ]
 _MAPPED_HOST = re.compile(r"'([^']+)': \[([\d, ]*)\]")
-_RAY_WORKER = re.compile(r"\bpid=(\d+)\) world_rank=(\d+)")
+_RAY_WORKER = re.compile(r"\bpid=(\d+)\) world_rank=(\d+)|\bpid=(\d+)(?:, ip=[^)\s]*)?\) Setting up process group for: \S+ \[rank=(\d+)")
 """ray/train/_internal/backend_executor.py (and Ray Train v2's controller) list the workers they started:
-``(TorchTrainer pid=71127) - (ip=10.216.70.82, pid=75298) world_rank=0, local_rank=0, node_rank=0``."""
+``(TorchTrainer pid=71127) - (ip=10.216.70.82, pid=75298) world_rank=0, local_rank=0, node_rank=0``; each worker
+says its own rank as it joins (ray/train/torch/config.py ``_setup_torch_process_group``):
+``(RayTrainWorker pid=1193, ip=10.244.4.193) Setting up process group for: env:// [rank=0, world_size=2]``."""
 LAUNCH_SCAN = "|".join([*(pattern.pattern for _, pattern in LAUNCH_FACTS), _RAY_WORKER.pattern])
 """What the reader scans for to hand a line to ``record_launch``: any fact's pattern, or a Ray worker."""
 
@@ -41,7 +43,8 @@ def record_launch(log: ParsedLog, line: LogLine) -> None:
             facts[key] = value if key == "rank_mapping" else value.replace(" ", "")
     worker = _RAY_WORKER.search(line.text)
     if worker:
-        facts.setdefault(f"pid:{worker.group(1)}", worker.group(2))
+        pid, rank = (group for group in worker.groups() if group is not None)
+        facts.setdefault(f"pid:{pid}", rank)
 
 
 def ranks_by_pid(log: ParsedLog) -> dict[int, int]:

@@ -353,6 +353,21 @@ def test_ray_trains_worker_list_ties_a_workers_pid_to_its_world_rank(tmp_path: P
     assert _run(tmp_path, failure).initiating_rank is None  # without the list, a pid is no rank
 
 
+def test_a_ray_workers_own_process_group_line_ties_its_pid_to_its_rank(tmp_path: Path) -> None:
+    """Each Ray Train worker says its rank as it joins the process group, under the same pid tag as its traceback."""
+    joined = "".join(
+        f"(RayTrainWorker pid={pid}, ip=10.2.0.5) Setting up process group for: env:// [rank={rank}, world_size=4]\n"
+        for rank, pid in enumerate((23062, 23063, 23064, 23065))
+    )
+    failure = (
+        "(RayTrainWorker pid=23064, ip=10.2.0.5) Traceback (most recent call last):\n"
+        "(RayTrainWorker pid=23064, ip=10.2.0.5) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+        "GPU 0 has a total capacity of 22.00 GiB of which 1.00 GiB is free.\n"
+    )
+    assert _run(tmp_path, joined + failure).initiating_rank == 2
+    assert _run(tmp_path, failure).initiating_rank is None
+
+
 SRUN_OOM = (
     "Traceback (most recent call last):\n"
     '  File "train.py", line 10, in <module>\n'
