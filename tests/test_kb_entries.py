@@ -38,7 +38,7 @@ def test_at_least_45_entries_each_with_fix_and_verify() -> None:
 def test_validator_catches_a_broken_entry(tmp_path: Path) -> None:
     (tmp_path / "entries").mkdir()
     (tmp_path / "entries" / "wrong-name.md").write_text(
-        "---\nid: broken\ntitle: x\nrelated: [nowhere]\nsignatures:\n"
+        "---\nid: broken\ntitle: x\nrelated: [nowhere]\nretrieval_lines: ['CUDA out of memory on the card']\nsignatures:\n"
         "  - pattern: 'CUDA out of memory'\n    role: initiating\n    examples: ['nothing like it']\n"
         "  - pattern: '(unclosed'\n    role: cascade\n    examples: ['x']\n---\n## What it is\nx\n"
     )
@@ -52,6 +52,7 @@ def test_validator_catches_a_broken_entry(tmp_path: Path) -> None:
         "does not compile",
         "'nowhere' has no entry",
         "taxonomy id 'cuda-oom' has no entry",
+        "retrieval line 'CUDA out of memory on the card' is matched by a signature of broken",
     ):
         assert expected in problems
 

@@ -88,6 +88,11 @@ class Entry(BaseModel):
         default_factory=list, description="generic settings that can help with this cause"
     )
     signatures: list[Signature] = Field(default_factory=list)
+    retrieval_lines: list[str] = Field(
+        default_factory=list,
+        description="lines the retrieval fallback weighs a log line against besides the signatures' examples, never proposed: "
+        "the generic messages a collateral entry stands for",
+    )
     sections: dict[str, str] = Field(default_factory=dict, description="H2 heading -> Markdown body")
 
     @property

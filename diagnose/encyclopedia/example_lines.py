@@ -2,7 +2,8 @@
 
 A second chromadb collection beside the passages (``diagnose-kb-examples``): one document per example line of a
 root-cause entry's initiating signatures, with its entry and its signature's pattern in the metadata, so a query
-can leave a signature's examples out (the calibration's held-out wordings). The vector store gives each line its
+can leave a signature's examples out (the calibration's held-out wordings), and one per ``retrieval_lines`` line of
+any entry (no pattern: the generic messages a log line may be nearer to than to any root cause). The vector store gives each line its
 ``CANDIDATES`` nearest examples; they are ranked again, and scored, by the cosine of their features weighted by
 specificity (``Specificity``): what decides is the words that tell entries apart, not the boilerplate they share.
 """
@@ -40,7 +41,7 @@ def current_examples(client: Any, embedder: HashEmbedding | LiteLLMEmbedding, si
         for sig in entry.signatures
         if sig.role == "initiating"
         for example in sig.examples
-    }
+    } | {(entry.id, "", line): None for entry in entries for line in entry.retrieval_lines}
     collection = client.create_collection(
         EXAMPLES, embedding_function=embedder, metadata=signature, configuration={"hnsw": {"space": "cosine"}}
     )

@@ -64,7 +64,21 @@ def validate(directory: Path, taxonomy_ids: list[str] | None = None) -> list[str
         for related in entry.related:
             if related not in entries:
                 problems.append(f"{entry.id}.md: related id '{related}' has no entry")
+    problems.extend(_claimed_retrieval_lines(list(entries.values())))
     for taxonomy_id in taxonomy_ids or []:
         if taxonomy_id not in entries:
             problems.append(f"taxonomy id '{taxonomy_id}' has no entry")
     return problems
+
+
+def _claimed_retrieval_lines(entries: list[Entry]) -> list[str]:
+    """A retrieval line stands for what no root cause's signature reads: one that a root cause's initiating signature
+    matches would be that cause, not a generic message."""
+    signatures = [(e.id, s) for e in entries if e.kind == "root-cause" for s in e.signatures if s.role == "initiating"]
+    return [
+        f"{entry.id}.md: retrieval line {line!r} is matched by a signature of {claimer}"
+        for entry in entries
+        for line in entry.retrieval_lines
+        for claimer, signature in signatures
+        if signature.matches(line)
+    ]

@@ -56,7 +56,7 @@ STOP_SHARE = 0.5
 """A named stop weighs this share of its signature's weight: it says how the run ended, not what went wrong."""
 STOPPED_NOTE = "stopped by a person ({file}:{line}): the kill and abort lines after it are its consequences, not a root cause"
 _BARE_HEADER = re.compile(r"\s*(?:[a-z]+\s*:\s*)?Traceback \(most recent call last\):?\s*$")
-"""A traceback cut before its exception line ends on a header (its own or the next one's, behind a ``stderr:`` or
+"""A traceback cut before its exception line may end on a header (its own or the next one's, behind a ``stderr:`` or
 torchrun's ``traceback :`` field): no message to look up."""
 RETRIEVAL_NOTE = "retrieval: nearest example of {entry} by a margin of {margin:.2f} (similarity {score:.2f})"
 """The note's fixed head (``diagnose eval --calibrate`` reads it back to fit the threshold)."""
@@ -112,11 +112,24 @@ def named_stop(log: ParsedLog) -> list[Scored]:
     return [Scored(entry_id, score, findings, earliest=True, notes=[STOPPED_NOTE.format(file=first.source, line=first.line)])]
 
 
+def _indent(line: LogLine) -> int:
+    body = body_of(line.text)
+    return len(body) - len(body.lstrip())
+
+
+def _cut_in_frames(traceback: list[LogLine]) -> bool:
+    """A traceback cut inside its frames: it ends on a ``File ...`` line or a frame's code, indented deeper than its
+    header, where the exception line would be as deep as the header. Something failed, but there is no message to look up."""
+    header, last = traceback[0], traceback[-1]
+    return last is not header and _indent(last) > _indent(header)
+
+
 def _error_lines(log: ParsedLog, known: Iterable[str] | None = None) -> list[LogLine]:
     """The error-like lines before any person's stop, tracebacks' last lines first.
 
     ``known`` (for retrieval): the signature patterns still known; a line one of the log's findings of those explains
-    (a launcher's teardown, a cascade) is then left out, for retrieval looks for wording no signature knows.
+    (a launcher's teardown, a cascade) is then left out, for retrieval looks for wording no signature knows, and so is a
+    traceback cut inside its frames (no message to look up; still an error that happened, for ``named_stop``).
     """
     stopped = stops(log)  # what follows a person's stop is its consequence; signals are how processes were stopped
     explained = set() if known is None else {(f.evidence.source, f.evidence.line) for f in log.findings if f.signature in known}
@@ -125,7 +138,11 @@ def _error_lines(log: ParsedLog, known: Iterable[str] | None = None) -> list[Log
         for e in log.events
         if e.kind in ("traceback", "error_line") and not after_stop(e.anchor, stopped) and (e.anchor.source, e.anchor.line) not in explained
     ]
-    tracebacks = [e.anchor for e in events if e.kind == "traceback" and not _BARE_HEADER.match(body_of(e.anchor.text))]
+    tracebacks = [
+        e.anchor
+        for e in events
+        if e.kind == "traceback" and not _BARE_HEADER.match(body_of(e.anchor.text)) and not (known is not None and _cut_in_frames(e.lines))
+    ]
     seen: dict[str, LogLine] = {}
     for line in [*tracebacks[::-1], *(e.anchor for e in events if e.kind != "traceback")]:
         seen.setdefault(line.text.strip(), line)
@@ -149,8 +166,10 @@ def nearest(log: ParsedLog, index: KBIndex, without: Iterable[str] = ()) -> Matc
     keeps its best example over all lines; a special case decided from captured numbers counts as its general case
     (``memory.GENERAL_CASE``: a line no signature matched has no numbers to decide it). The decision is the
     ``margin``: an entry proposed must be near *and* nearer than every other entry, for when two entries share a
-    message (a watchdog's wrapper, a DataLoader worker's signal line) the nearest one is a coin toss. ``without``:
-    signature patterns whose examples are left out (the calibration's held-out wording).
+    message (a watchdog's wrapper, a DataLoader worker's signal line) the nearest one is a coin toss. A generic message
+    (an entry's ``retrieval_lines``: Python's own exceptions, under ``program-error``) is never proposed but competes:
+    a line nearer to it than to any root cause gets a negative margin. ``without``: signature patterns whose examples
+    are left out (the calibration's held-out wording).
     """
     held_out = set(without)
     lines = _error_lines(log, known={f.signature for f in log.findings} - held_out)
@@ -161,10 +180,11 @@ def nearest(log: ParsedLog, index: KBIndex, without: Iterable[str] = ()) -> Matc
             if hit.entry_id not in best or hit.score > best[hit.entry_id][1].score:
                 best[hit.entry_id] = (line, hit)
     ranked = sorted(best.values(), key=lambda pair: -pair[1].score)
-    if not ranked:
+    proposable = [pair for pair in ranked if pair[1].signature]  # a generic message (no signature) only competes
+    if not proposable:
         return None
-    line, hit = ranked[0]
-    runner_up = ranked[1][1].score if len(ranked) > 1 else 0.0
+    line, hit = proposable[0]
+    runner_up = max((other.score for _, other in ranked if other.entry_id != hit.entry_id), default=0.0)
     return Match(line, hit, round(hit.score - runner_up, 4))
 
 

@@ -52,6 +52,18 @@ def test_a_special_case_decided_by_numbers_is_proposed_as_its_general_case(tmp_p
 def test_a_traceback_cut_before_its_exception_is_not_looked_up(tmp_path: Path, index: KBIndex) -> None:
     text = "epoch 1\nTraceback (most recent call last):\nstderr: Traceback (most recent call last):\n"
     assert nearest(_log(tmp_path, text), index) is None
+    # cut inside its frames: the last line is a frame's code, not a message
+    cut = 'epoch 1\nTraceback (most recent call last):\n  File "train.py", line 3, in <module>\n    raise RuntimeError(\n'
+    assert nearest(_log(tmp_path, cut), index) is None
     # the same traceback with its exception line is looked up, by that line
     found = nearest(_log(tmp_path, text + '  File "train.py", line 3, in <module>\nValueError: bad value in batch 7\n'), index)
     assert found is not None and found.line.text == "ValueError: bad value in batch 7"
+
+
+def test_a_line_nearer_to_pythons_own_message_than_to_any_root_cause_is_not_proposed(tmp_path: Path, index: KBIndex) -> None:
+    # the skeleton "'NoneType' object has no attribute" is shared with a bitsandbytes example of import-abi-error; a
+    # user's own attribute error is nearer to CPython's message (program-error's retrieval lines), so its margin is negative
+    own = "AttributeError: 'NoneType' object has no attribute 'shape'\n"
+    found = nearest(_log(tmp_path, own), index)
+    assert found is not None and found.hit.entry_id == "import-abi-error"
+    assert found.margin < 0
