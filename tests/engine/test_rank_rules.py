@@ -336,36 +336,30 @@ def test_a_monitored_barrier_that_names_one_missing_rank_gives_that_rank(tmp_pat
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-timeout-hang", 3)
 
 
-def test_ray_trains_worker_list_ties_a_workers_pid_to_its_world_rank(tmp_path: Path) -> None:
-    """Ray tags each line with the printing process's pid; the trainer's list of the workers it started gives their ranks."""
-    workers = "".join(
-        f"(TorchTrainer pid=71127) - (ip=10.216.70.{82 + rank // 2}, pid={pid}) world_rank={rank}, local_rank={rank % 2}, "
-        f"node_rank={rank // 2}\n"
-        for rank, pid in enumerate((75298, 75299, 8820, 8821))
-    )
+RAY_PIDS = (75298, 75299, 8820, 8821)
+RAY_WORKER_LIST = "".join(
+    f"(TorchTrainer pid=71127) - (ip=10.216.70.{82 + rank // 2}, pid={pid}) world_rank={rank}, local_rank={rank % 2}, "
+    f"node_rank={rank // 2}\n"
+    for rank, pid in enumerate(RAY_PIDS)
+)
+"""The trainer's list of the workers it started."""
+RAY_WORKERS_JOINED = "".join(
+    f"(RayTrainWorker pid={pid}, ip=10.216.70.83) Setting up process group for: env:// [rank={rank}, world_size=4]\n"
+    for rank, pid in enumerate(RAY_PIDS)
+)
+"""Each worker's own line as it joins the process group."""
+
+
+@pytest.mark.parametrize("ranks", [RAY_WORKER_LIST, RAY_WORKERS_JOINED])
+def test_ray_tags_each_line_with_its_pid_and_says_which_rank_each_pid_is(tmp_path: Path, ranks: str) -> None:
     failure = (
         "(RayTrainWorker pid=8820, ip=10.216.70.83) Traceback (most recent call last):\n"
         '(RayTrainWorker pid=8820, ip=10.216.70.83)   File "train.py", line 10, in train_func\n'
         "(RayTrainWorker pid=8820, ip=10.216.70.83) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
         "GPU 0 has a total capacity of 22.00 GiB of which 1.00 GiB is free.\n"
     )
-    assert _run(tmp_path, workers + failure).initiating_rank == 2
-    assert _run(tmp_path, failure).initiating_rank is None  # without the list, a pid is no rank
-
-
-def test_a_ray_workers_own_process_group_line_ties_its_pid_to_its_rank(tmp_path: Path) -> None:
-    """Each Ray Train worker says its rank as it joins the process group, under the same pid tag as its traceback."""
-    joined = "".join(
-        f"(RayTrainWorker pid={pid}, ip=10.2.0.5) Setting up process group for: env:// [rank={rank}, world_size=4]\n"
-        for rank, pid in enumerate((23062, 23063, 23064, 23065))
-    )
-    failure = (
-        "(RayTrainWorker pid=23064, ip=10.2.0.5) Traceback (most recent call last):\n"
-        "(RayTrainWorker pid=23064, ip=10.2.0.5) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
-        "GPU 0 has a total capacity of 22.00 GiB of which 1.00 GiB is free.\n"
-    )
-    assert _run(tmp_path, joined + failure).initiating_rank == 2
-    assert _run(tmp_path, failure).initiating_rank is None
+    assert _run(tmp_path, ranks + failure).initiating_rank == 2
+    assert _run(tmp_path, failure).initiating_rank is None  # without a line that says the rank, a pid is no rank
 
 
 SRUN_OOM = (
