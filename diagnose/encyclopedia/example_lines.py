@@ -3,9 +3,10 @@
 A second chromadb collection beside the passages (``diagnose-kb-examples``): one document per example line of a
 root-cause entry's initiating signatures, with its entry and its signature's pattern in the metadata, so a query
 can leave a signature's examples out (the calibration's held-out wordings), and one per ``retrieval_lines`` line of
-any entry (no pattern: the generic messages a log line may be nearer to than to any root cause). The vector store gives each line its
-``CANDIDATES`` nearest examples; they are ranked again, and scored, by the cosine of their features weighted by
-specificity (``Specificity``): what decides is the words that tell entries apart, not the boilerplate they share.
+any entry, with an empty pattern (``GENERIC``: a generic message a log line may be nearer to than to any root cause,
+never proposed). The vector store gives each line its ``CANDIDATES`` nearest examples; they are ranked again, and
+scored, by the cosine of their features weighted by specificity (``Specificity``): what decides is the words that
+tell entries apart, not the boilerplate they share.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from diagnose.encyclopedia.index_models import ExampleHit
 EXAMPLES = "diagnose-kb-examples"
 CANDIDATES = 25
 """Examples the vector store returns per line at least, ranked again by specificity."""
+GENERIC = ""
+"""The pattern a ``retrieval_lines`` line carries in the metadata: it belongs to no signature."""
 EXAMPLES_LAYOUT = "2"
 """The examples collection's layout (2: the signature pattern in each example's metadata); a change rebuilds it."""
 
@@ -41,7 +44,7 @@ def current_examples(client: Any, embedder: HashEmbedding | LiteLLMEmbedding, si
         for sig in entry.signatures
         if sig.role == "initiating"
         for example in sig.examples
-    } | {(entry.id, "", line): None for entry in entries for line in entry.retrieval_lines}
+    } | {(entry.id, GENERIC, line): None for entry in entries for line in entry.retrieval_lines}
     collection = client.create_collection(
         EXAMPLES, embedding_function=embedder, metadata=signature, configuration={"hnsw": {"space": "cosine"}}
     )

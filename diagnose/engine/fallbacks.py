@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from diagnose.encyclopedia.entries import Entry
+from diagnose.encyclopedia.example_lines import GENERIC
 from diagnose.encyclopedia.index_models import ExampleHit
 from diagnose.engine.attribution import VICTIM_EXITS, exits
 from diagnose.engine.calibration import retrieval_threshold
@@ -180,7 +181,7 @@ def nearest(log: ParsedLog, index: KBIndex, without: Iterable[str] = ()) -> Matc
             if hit.entry_id not in best or hit.score > best[hit.entry_id][1].score:
                 best[hit.entry_id] = (line, hit)
     ranked = sorted(best.values(), key=lambda pair: -pair[1].score)
-    proposable = [pair for pair in ranked if pair[1].signature]  # a generic message (no signature) only competes
+    proposable = [pair for pair in ranked if pair[1].signature != GENERIC]  # a generic message only competes
     if not proposable:
         return None
     line, hit = proposable[0]
