@@ -2,7 +2,9 @@
 
 Hyperscan (PyPI ``hyperscan``) scans all prefilter patterns of all recognizers at once; each
 match's end offset names a candidate line and the pattern id names the recognizer to run there.
-Without Hyperscan the same patterns run as Python regexes over the chunk: slower, same result.
+Without Hyperscan the same patterns run as Python regexes over the chunk: slower, same result, as long as
+no pattern lets one match end on several lines (Hyperscan reports every match end, ``finditer`` only the
+non-overlapping ones): a pattern spanning lines ends on the line to mask, and a test holds both engines to one output.
 
 Compiling the Hyperscan database takes about half a second for the ~270 patterns, so the
 compiled database is cached (``hyperscan.dumpb``/``loadb``) in a file named by a hash of

@@ -44,30 +44,46 @@ class SplitSecretRecognizer(LogRecognizer):
         return not is_value(pattern_text)
 
 
+RANDOM_CASE = (0.3, 0.7)
+"""Share of capitals among the letters of a random base64 value (half, give or take) that marks it without a digit."""
 _B64_VALUE = re.compile(r"^(?:[A-Za-z0-9+/]{4})+(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")
 
 
 class KubeSecretDataRecognizer(LogRecognizer):
-    """Base64 values under a Kubernetes ``data:`` block (``kind: Secret`` manifests printed in logs)."""
+    """Base64 values under a Kubernetes ``data:`` block (``kind: Secret`` manifests printed in logs).
+
+    Every key of the block is a secret, however many there are: the candidate is any indented ``key: <base64>``
+    line (or a block scalar's first line), and the match must run from a ``data:`` header above it, through indented
+    lines only (two spaces at least, behind any launcher prefix), to the end of the candidate line. The prefilter
+    is one line long, so Hyperscan (which reports every match end) and Python's regexes (which report
+    non-overlapping matches) pick the same candidate lines.
+    """
 
     ENTITY = "TOKEN"
-    WINDOW = 4
+    WINDOW = 24
+    """A ``data:`` block of up to this many lines above its key (a Secret rarely holds more keys)."""
     PATTERNS = (
         (
             "secret data",
-            r"(?<![\w-])(?:data|stringData):[ \t]*\r?\n(?:[^\n]*\n){0,3}?[ \t]+[\w.-]+:[ \t]*(?:[|>][-+]?[ \t]*\r?\n[ \t]+)?[\"']?"
-            r"(?P<TOKEN>[A-Za-z0-9+/]{8,}={0,2})[\"']?[ \t]*$",
+            rf"(?<![\w-])(?:data|stringData):[ \t]*\r?\n(?:[^\n]*?  [^\n]*\n){{0,{WINDOW - 1}}}[^\n]*?  [\w.-]+:[ \t]*"
+            r"(?:[|>][-+]?[ \t]*\r?\n[^\n]*?  )?[\"']?(?P<TOKEN>[A-Za-z0-9+/]{8,}={0,2})[\"']?[ \t]*\r?\Z",
             0.7,
         ),
     )
-    FLAGS = re.MULTILINE
     PREFILTER = (
-        r"(?:data|stringData):[ \t]*\r?\n(?:[^\n]*\n){0,3}[ \t]+[\w.-]+:[ \t]*(?:[|>][-+]?[ \t]*\r?\n[ \t]+)?[\"']?[A-Za-z0-9+/]{8,}",
+        r"  [\w.-]+:[ \t]*[\"']?[A-Za-z0-9+/]{8,}={0,2}[\"']?[ \t]*\r?$",
+        r"  [\w.-]+:[ \t]*[|>][-+]?[ \t]*\r?\n[^\n]*?  [A-Za-z0-9+/]{8,}",
     )
 
     def validate_result(self, pattern_text: str) -> bool | None:
-        """Accept only well-formed base64 that is not a plain word (``/data/train`` has a slash but no case mix)."""
+        """Accept only well-formed base64 that is not a plain word (``/data/train`` has a slash but no case mix): mixed
+        case with a digit, padding or a ``+``/``/``, or with capitals spread as in random text (about half the letters;
+        a CamelCase name such as ``ImageNetDatasetV`` has a few)."""
         if not _B64_VALUE.match(pattern_text):
             return False
-        mixed = any(c.isupper() for c in pattern_text) and any(c.islower() for c in pattern_text)
-        return None if mixed and (pattern_text.endswith("=") or any(c.isdigit() for c in pattern_text)) else False
+        letters = [c for c in pattern_text if c.isalpha()]
+        upper = sum(c.isupper() for c in letters)
+        if not 0 < upper < len(letters):
+            return False
+        marked = pattern_text.endswith("=") or any(c.isdigit() or c in "+/" for c in pattern_text)
+        return None if marked or RANDOM_CASE[0] <= upper / len(letters) <= RANDOM_CASE[1] else False

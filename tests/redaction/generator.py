@@ -216,6 +216,15 @@ secret("http dump cookie")(
     lambda rng: one(f"send: b'POST /upload HTTP/1.1\\r\\nCookie: auth_session={(t := chars(rng, ALNUM, 28))}\\r\\n'", t)
 )
 
+
+def _secret_data(rng: random.Random) -> list[tuple[str, str]]:
+    """A Kubernetes Secret's ``data:`` entries: any key names (not only credential-sounding ones), base64 values."""
+    names = rng.sample(
+        ("password", "username", "config.json", "ca.crt", "endpoint", "db-url", "other", "tls.key", "region"), rng.randint(1, 8)
+    )
+    return [(name, base64.b64encode(rng.randbytes(rng.randint(8, 40))).decode()) for name in names]
+
+
 # ---- key and value on different lines -------------------------------------------------------
 
 secret("k8s env")(
@@ -226,6 +235,13 @@ secret("k8s env")(
             f"{(t := rng.choice((chars(rng, HEX, 40), password(rng), chars(rng, ALNUM, 24))))}",
         ],
         (t,),
+    )
+)
+secret("k8s secret data")(
+    lambda rng: (
+        (["data:", *(f"  {name}: {value}" for name, value in pairs)], tuple(value for _, value in pairs))
+        if (pairs := _secret_data(rng))
+        else ([], ())
     )
 )
 secret("yaml credentials list")(lambda rng: (["credentials:", f"  - {(t := chars(rng, ALNUM, rng.randint(20, 40)))}"], (t,)))
