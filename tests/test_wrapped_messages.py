@@ -300,3 +300,19 @@ def test_a_head_at_the_end_of_one_file_is_not_continued_by_the_next_file(tmp_pat
     (tmp_path / "rank_1.log").write_text("(torch.cuda.FloatTensor) should be the same\nstep 10 loss 2.31\n")
     result = diagnose(resolve_sources([str(tmp_path)]), settings=load_settings())
     assert lines_of(result, "dtype-mismatch") == []
+
+
+@pytest.mark.parametrize(
+    ("error", "message", "entry_id"),
+    [
+        # MXNet's storage manager (src/storage/pooled_storage_manager.h) under the C++ runtime's terminate handler
+        ("dmlc::Error", "[10:44:35] src/storage/./pooled_storage_manager.h:107: cudaMalloc failed: out of memory", "cuda-oom"),
+        ("c10::Error", "CUDA error: an illegal memory access was encountered", "cuda-illegal-memory-access"),
+    ],
+)
+def test_a_cpp_exceptions_what_line_wrapped_inside_a_word_is_joined(error: str, message: str, entry_id: str) -> None:
+    what = f"  what():  {message}"
+    cut = what.index("failed") + 4 if "failed" in what else what.index("memory") + 3
+    result = run([f"terminate called after throwing an instance of '{error}'", what[:cut], what[cut:]])
+    assert result.diagnosis.root_cause.id == entry_id
+    assert lines_of(result, entry_id)[0][1] == 2

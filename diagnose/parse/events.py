@@ -35,7 +35,7 @@ _STRUCTURAL: dict[str, str] = {
     "nccl_init": r"NCCL INFO .*\brank \d+ nranks \d+ cudaDev \d+ (?:nvmlDev \d+ )?busId [0-9a-f]+",
     "error_line": (
         r"(?:^|[\]>]:?\s?|: )(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)\b(?::|$)"
-        r"|\b(?:FATAL|CRITICAL)\b|\berror:"
+        r"|\b(?:FATAL|CRITICAL)\b|\berror:|^\s*what\(\):\s"  # the C++ runtime's message of an uncaught exception
     ),
 }
 STRUCTURAL: dict[str, str] = {kind: anchored_on_body(pattern) for kind, pattern in _STRUCTURAL.items()}

@@ -35,9 +35,10 @@ MAX_CONTINUATION = 6
 MAX_CHARS = 2000
 """Continuation characters joined to one head; a longer line is not a wrapped piece."""
 
-HEAD = re.compile(r"(?:^|[\]>]:?\s?|: )(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)\b: ?\S")
+HEAD = re.compile(r"(?:^|[\]>]:?\s?|: )(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)\b: ?\S|^\s*what\(\):\s+\S")
 """An exception message's first line (launcher prefixes peeled): ``torch.distributed.DistBackendError: NCCL ...``, also
-after a log record's header (``ERROR 04-01 23:46:56 [engine.py:160] torch.OutOfMemoryError: ...``)."""
+after a log record's header (``ERROR 04-01 23:46:56 [engine.py:160] torch.OutOfMemoryError: ...``), and the C++
+runtime's ``  what():  ...`` under ``terminate called after throwing an instance of 'dmlc::Error'``."""
 _NOT_CONTINUATION = re.compile(
     r"\s*File \"|Traceback \(|During handling of|The above exception"  # a traceback
     r"|(?:[A-Za-z_][\w.]*\.)?\w*(?:Error|Exception|Warning|Interrupt|Exit|Failure)(?::|\s*$)"  # another exception
