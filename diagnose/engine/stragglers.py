@@ -18,12 +18,11 @@ A job that then ran out of its time limit or timed out in a collective ended bec
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass
-from functools import lru_cache
 
 from diagnose.engine.candidates import Scored
+from diagnose.engine.captures import captured
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding
 
@@ -58,26 +57,11 @@ class Straggler:
         )
 
 
-@lru_cache(maxsize=16)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
-def _captured(finding: Finding, *names: str) -> list[float] | None:
-    """The numbers the finding's signature captured under these names, or None when one is missing."""
-    match = _compiled(finding.signature).search(finding.evidence.text)
-    groups = match.groupdict() if match else {}
-    try:
-        return [float(groups[name]) for name in names]
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
 def _round_trip_straggler(reports: list[Finding]) -> Straggler | None:
     """Megatron's reports: the rank that was slowest by RATIO in at least MIN_REPORTS reports, else None."""
     slow: dict[int, list[tuple[Finding, float]]] = defaultdict(list)
     for finding in reports:
-        numbers = _captured(finding, "fastest_ms", "slowest_ms")
+        numbers = captured(finding, "fastest_ms", "slowest_ms")
         if numbers and numbers[0] > 0 and finding.rank is not None and numbers[1] / numbers[0] >= RATIO:
             slow[finding.rank].append((finding, numbers[1] / numbers[0]))
     # the reader keeps the first few and the latest line per rank and signature: enough to count to MIN_REPORTS
@@ -92,7 +76,7 @@ def _input_time_straggler(reports: list[Finding]) -> Straggler | None:
     """Per-rank input times: the rank whose latest MIN_REPORTS times all stand DATA_RATIO over the others' median."""
     latest: dict[int, list[tuple[Finding, float]]] = defaultdict(list)
     for finding in sorted(reports, key=lambda f: f.order):
-        numbers = _captured(finding, "data_s")
+        numbers = captured(finding, "data_s")
         if numbers is not None and finding.rank is not None:
             latest[finding.rank].append((finding, numbers[0]))
     last = {rank: seen[-MIN_REPORTS:] for rank, seen in latest.items() if len(seen) >= MIN_REPORTS}

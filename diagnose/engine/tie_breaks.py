@@ -23,6 +23,7 @@ import re
 
 from diagnose.engine import memory, numerics
 from diagnose.engine.candidates import Scored, chronological
+from diagnose.engine.duplicate_ranks import apply_duplicate_ranks
 from diagnose.engine.stragglers import apply_straggler
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding
@@ -146,4 +147,4 @@ def break_ties(ranked: list[Scored], log: ParsedLog) -> list[Scored]:
         by_id[winner].score = round(min(1.0, by_id[winner].score + SHIFT), 3)
         if loser in by_id:
             by_id[loser].score = round(max(0.0, by_id[loser].score - SHIFT), 3)
-    return apply_straggler(sorted(ranked, key=lambda s: -s.score), log)
+    return apply_duplicate_ranks(apply_straggler(sorted(ranked, key=lambda s: -s.score), log), log)
