@@ -29,8 +29,11 @@ _RAY_WORKER = re.compile(r"\bpid=(\d+)\) world_rank=(\d+)|\bpid=(\d+)(?:, ip=[^)
 ``(TorchTrainer pid=71127) - (ip=10.216.70.82, pid=75298) world_rank=0, local_rank=0, node_rank=0``; each worker
 says its own rank as it joins (ray/train/torch/config.py ``_setup_torch_process_group``):
 ``(RayTrainWorker pid=1193, ip=10.244.4.193) Setting up process group for: env:// [rank=0, world_size=2]``."""
-LAUNCH_SCAN = "|".join([*(pattern.pattern for _, pattern in LAUNCH_FACTS), _RAY_WORKER.pattern])
-"""What the reader scans for to hand a line to ``record_launch``: any fact's pattern, or a Ray worker."""
+_DEEPSPEED_KILL = re.compile(r"\[launch\.py:\d+:sigkill_handler\] Killing subprocess (\d+)")
+"""deepspeed/launcher/launch.py ``sigkill_handler``: ``for process in processes: logger.info(f"Killing subprocess
+{process.pid}")``, over the processes it started in local-rank order: a node's n-th pid is its local rank n."""
+LAUNCH_SCAN = "|".join([*(pattern.pattern for _, pattern in LAUNCH_FACTS), _RAY_WORKER.pattern, _DEEPSPEED_KILL.pattern])
+"""What the reader scans for to hand a line to ``record_launch``: any fact's pattern, a Ray worker, DeepSpeed's kill list."""
 
 
 def record_launch(log: ParsedLog, line: LogLine) -> None:
@@ -45,14 +48,39 @@ def record_launch(log: ParsedLog, line: LogLine) -> None:
     if worker:
         pid, rank = (group for group in worker.groups() if group is not None)
         facts.setdefault(f"pid:{pid}", rank)
+    killed = _DEEPSPEED_KILL.search(line.text)
+    if killed:
+        key = f"killed:{line.host or ''}"
+        listed = facts.get(key, "").split(",") if facts.get(key) else []
+        if killed.group(1) not in listed:
+            facts[key] = ",".join([*listed, killed.group(1)])
 
 
 def ranks_by_pid(log: ParsedLog) -> dict[int, int]:
-    """pid -> global rank, from the launcher's list of the processes it started (Ray Train's worker list), else from
-    NCCL's init lines."""
-    return nccl_ranks_by_pid(log) | {
-        int(key[4:]): int(rank) for facts in log.launch.values() for key, rank in facts.items() if key.startswith("pid:")
-    }
+    """pid -> global rank, from the launcher's list of the processes it started (Ray Train's worker list, DeepSpeed's
+    kill list), else from NCCL's init lines."""
+    return (
+        nccl_ranks_by_pid(log)
+        | killed_ranks_by_pid(log)
+        | {int(key[4:]): int(rank) for facts in log.launch.values() for key, rank in facts.items() if key.startswith("pid:")}
+    )
+
+
+def killed_ranks_by_pid(log: ParsedLog) -> dict[int, int]:
+    """pid -> global rank from DeepSpeed's kill list: the n-th pid of a node is its local rank n, global through the
+    launcher's rank mapping for that host, or as it is on a launcher with no host prefix (one node, no pdsh)."""
+    mapping = ranks_by_host(log)
+    ranks: dict[int, int] = {}
+    for facts in log.launch.values():
+        for key, listed in facts.items():
+            if not key.startswith("killed:"):
+                continue
+            host = key[7:]
+            for local, pid in enumerate(listed.split(",")):
+                rank = local if not host else (mapping[host][local] if local < len(mapping.get(host, [])) else None)
+                if rank is not None:
+                    ranks.setdefault(int(pid), rank)
+    return ranks
 
 
 def nccl_ranks_by_pid(log: ParsedLog) -> dict[int, int]:

@@ -571,3 +571,23 @@ def test_ddp_names_the_rank_whose_parameters_got_no_grad_without_a_launcher_pref
     )
     diagnosis = _run(tmp_path, text)
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("ddp-unused-parameters", 1)
+
+
+@pytest.mark.parametrize(("killed", "rank"), [(410127, 1), (410126, 0), (410128, 2)])
+def test_deepspeeds_kill_list_names_the_local_rank_of_each_pid(tmp_path: Path, killed: int, rank: int) -> None:
+    """deepspeed/launcher/launch.py kills the processes it started in local-rank order; the kernel names the one it killed."""
+    text = "".join(
+        f"[2025-06-02 20:51:24,182] [INFO] [launch.py:319:sigkill_handler] Killing subprocess {pid}\n" for pid in (410126, 410127, 410128)
+    )
+    text += f"[856341.770960] Out of memory: Killed process {killed} (python) total-vm:79905000kB, anon-rss:22957108kB, file-rss:72036kB\n"
+    diagnosis = _run(tmp_path, text)
+    assert diagnosis.root_cause.id == "host-oom-killed"
+    assert diagnosis.initiating_rank == rank
+
+
+def test_a_kill_list_behind_a_node_prefix_names_no_rank_without_the_rank_mapping(tmp_path: Path) -> None:
+    text = "".join(
+        f"node7: [2025-06-02 20:51:24,182] [INFO] [launch.py:319:sigkill_handler] Killing subprocess {pid}\n" for pid in (11, 12)
+    )
+    text += "[856341.770960] Out of memory: Killed process 12 (python) total-vm:79905000kB, anon-rss:22957108kB, file-rss:72036kB\n"
+    assert _run(tmp_path, text).initiating_rank is None
