@@ -26,6 +26,7 @@ PREFIXES = [
     ("<HOST_1>:3121:3121 [0] NCCL INFO Bootstrap : Using ib0", None, "<HOST_1>"),
     ("[E ProcessGroupNCCL.cpp:475] [Rank 12] Watchdog caught collective operation timeout", 12, None),
     ("[PG ID 0 PG GUID 0(default_pg) Rank 7]  failure detected by watchdog", 7, None),
+    ("[RANK 4] 2026-05-19 10:10:29,604 [ERROR] RuntimeError: x", 4, None),  # accelerate-style upper-case tag
     # vLLM's and SGLang's worker tags: a TP rank is the rank only when no other parallel dimension is named
     ("(VllmWorker TP1 pid=22110) ERROR 11-14 22:48:02 [multiproc_executor.py:596] RuntimeError: x", 1, None),
     ("(Worker_TP3 pid=530) ERROR 10-06 18:54:29 [multiproc_executor.py:694] RuntimeError: x", 3, None),

@@ -41,7 +41,7 @@ CHAIN_MARKER = re.compile(
 )
 """Python's words between the tracebacks of one chain of exceptions."""
 ENDS_MESSAGE = ("Traceback (most recent call last)", "The above exception", "During handling of the above exception")
-EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Failure|Failed|Interrupt)(?::|$)")
+EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Failure|Failed|Interrupt)|Error|Exception)(?::|$)")
 """A line that starts with an exception's type, as Python prints it (``ncclSystemError: ...``, ``RuntimeError: ...``)."""
 LAUNCHER_EXCEPTION = re.compile(r"\b(?:ChildFailedError|SignalException|ProcessRaisedException|ProcessExitedException)\b")
 """Exceptions a launcher raises to report its workers (torchrun's agent, ``mp.spawn``), not a worker's own failure."""

@@ -34,7 +34,7 @@ _STRUCTURAL: dict[str, str] = {
     "nccl_host": r"(?:<HOST_\d+>|[\w.-]+):\d+:\d+ \[\d+\] NCCL INFO (?:Bootstrap|cudaDriverVersion|NCCL version)",
     "nccl_init": r"NCCL INFO .*\brank \d+ nranks \d+ cudaDev \d+ (?:nvmlDev \d+ )?busId [0-9a-f]+",
     "error_line": (
-        r"(?:^|[\]>]:?\s?|: )(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)\b(?::|$)"
+        r"(?:^|[\]>]:?\s?|: )(?:[A-Za-z_][\w.]*\.)?(?:[A-Z]\w*)?(?:Error|Exception|Interrupt)\b(?::|$)"
         r"|\b(?:FATAL|CRITICAL)\b|\berror:|^\s*what\(\):\s"  # the C++ runtime's message of an uncaught exception
     ),
 }

@@ -1,8 +1,8 @@
 """One masked line -> LogLine: who printed it (rank, local rank, host) and when.
 
 The launcher prefix says it first (``diagnose.parse.prefixes``); else the body may name the rank
-(``[Rank 3]``, ``rank=3``, torch_npu's ``(PID:7, Device:3, RankID:3)``; its ``RankID:-1`` is no rank),
-NCCL's ``host:pid:tid [dev]`` prefix the host, a syslog line its host.
+(``[Rank 3]``, accelerate's and others' ``[RANK 3]``, ``rank=3``, torch_npu's ``(PID:7, Device:3, RankID:3)``; its
+``RankID:-1`` is no rank), NCCL's ``host:pid:tid [dev]`` prefix the host, a syslog line its host.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from diagnose.schema import LogLine
 _OTHER = r"(?<!around )(?<!from )(?<!for )(?<!to )(?<!peer )(?<!with )(?<!and )"
 """Words before an untagged "rank N" that make it another rank than the printer ("at and around rank 39", "from rank 0")."""
 _IN_BODY_RANK = re.compile(
-    rf"\[(?:PG ID \d+ PG GUID \S+ )?Rank (\d+)\]|{_OTHER}\brank(?:=| )(\d+)\b|\[rank(\d+)\]|^srun: error: \S+: tasks? (\d+):"
+    rf"\[(?:PG ID \d+ PG GUID \S+ )?R(?:ank|ANK) (\d+)\]|{_OTHER}\brank(?:=| )(\d+)\b|\[rank(\d+)\]|^srun: error: \S+: tasks? (\d+):"
     r"|\(PID:\d+, Device:\d+, RankID:(\d+)\)"
 )
 _BARE_RANK = re.compile(r"\brank(?:=| )(\d+)\b")

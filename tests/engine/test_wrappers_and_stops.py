@@ -312,6 +312,20 @@ def test_a_workers_own_exception_known_to_no_entry_is_unknown_with_the_launchers
     assert diagnosis.initiating_rank == 6
 
 
+@pytest.mark.parametrize(
+    "own",
+    [
+        "Exception: the tokenizer has no pad token\n",  # Python's bare ``raise Exception(...)``
+        "Error: the dataset path /data/train does not exist\n",  # a CLI's own error line
+    ],
+)
+def test_a_bare_exception_or_error_line_is_the_workers_own(tmp_path: Path, own: str) -> None:
+    """``Exception:`` and ``Error:`` name no subclass, yet a process printed them: the teardown is not all there is."""
+    diagnosis = _run(tmp_path, own + CHILD_FAILED)
+    assert diagnosis.root_cause.id == "unknown"
+    assert diagnosis.initiating_rank == 6
+
+
 def test_the_launchers_report_alone_still_names_its_teardown(tmp_path: Path) -> None:
     diagnosis = _run(tmp_path, CHILD_FAILED)
     assert diagnosis.root_cause.id == "elastic-teardown"
