@@ -65,11 +65,16 @@ def test_a_pattern_is_never_lost_on_its_own_example(cases: list[tuple[str, str]]
         assert (1, index) in scanner.scan("\n".join(lines), lines)
 
 
-def test_every_encyclopedia_example_is_found_by_the_scanner_the_reader_builds() -> None:
+def _readers_scanner() -> tuple[list[str], list[list[str]], Scanner]:
+    """The patterns, their examples and the scanner the reader builds from them: structural events and every signature."""
     rules = SignatureRules(load_entries())
     patterns = list(STRUCTURAL.values()) + rules.patterns
     examples = [*EXAMPLES, *rules.examples]
-    scanner = Scanner(patterns, examples=examples)
+    return patterns, examples, Scanner(patterns, examples=examples)
+
+
+def test_every_encyclopedia_example_is_found_by_the_scanner_the_reader_builds() -> None:
+    patterns, examples, scanner = _readers_scanner()
     lines: list[str] = []
     expected: list[tuple[int, int]] = []
     for index, lines_of_pattern in enumerate(examples):
@@ -85,17 +90,13 @@ def test_every_encyclopedia_pattern_runs_in_hyperscan() -> None:
     """A pattern Hyperscan cannot run (a backreference, a non-ASCII class) is searched with re over every chunk: one such
     signature made `diagnose log` 2.7x slower on a 200 MB log. Equalities belong in a signature's ``exclude``."""
     pytest.importorskip("hyperscan")
-    rules = SignatureRules(load_entries())
-    patterns = list(STRUCTURAL.values()) + rules.patterns
-    scanner = Scanner(patterns, examples=[*EXAMPLES, *rules.examples])
+    patterns, _, scanner = _readers_scanner()
     assert [patterns[index] for index in sorted(scanner._python_only)] == []
 
 
 def test_the_scanner_proposes_every_line_a_pattern_matches_across_the_synthetic_suite() -> None:
     # hyperscan's misses depend on the other patterns and on where a line starts: compare with re on every line
-    rules = SignatureRules(load_entries())
-    patterns = list(STRUCTURAL.values()) + rules.patterns
-    scanner = Scanner(patterns, examples=[*EXAMPLES, *rules.examples])
+    patterns, _, scanner = _readers_scanner()
     regexes = [re.compile(pattern) for pattern in patterns]
     cases = Path(__file__).parent.parent / "evals" / "cases"
     logs = sorted(path for path in cases.rglob("*") if path.is_file() and path.suffix in (".txt", ".log"))
