@@ -14,7 +14,8 @@
    line must reach ``MIN_SCORE`` on its own (its weight times ``TEARDOWN_ONLY``). The generic end-of-job lines
    (Slurm's ``*** JOB ... CANCELLED AT ... ***`` without ``DUE TO``, ``tasks N: Terminated``, "Job step aborted")
    end an ``scancel`` as well as a failed step, so alone they are no failure: ``unknown``.
-2. The log's error-like lines are embedded and each one's nearest signature example is looked up in the vector
+2. The log's error-like lines (``lookup_lines``: its error lines, else the lines with a failure word) are embedded
+   and each one's nearest signature example is looked up in the vector
    store (``KBIndex.nearest_examples``); at or above a similarity calibrated on the dev split
    (``calibration.json``'s ``retrieval_threshold``) that entry is proposed with a low score, the example as its
    reason. Below it: ``unknown``, with a note saying what was nearest. After a person's stop only the error lines
@@ -23,7 +24,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -34,11 +34,11 @@ from diagnose.engine.attribution import VICTIM_EXITS, exits
 from diagnose.engine.calibration import retrieval_threshold
 from diagnose.engine.candidates import MIN_SCORE, Scored, chronological
 from diagnose.engine.chains import LAUNCHER_EXCEPTION
+from diagnose.engine.lookup_lines import error_lines, lookup_lines
 from diagnose.engine.memory import GENERAL_CASE
-from diagnose.engine.terminal import DELIBERATE, after_stop, stops
+from diagnose.engine.terminal import DELIBERATE, stops
 from diagnose.engine.unexplained import comes_before, raised_before_exit
 from diagnose.parse.parsed_log import ParsedLog
-from diagnose.parse.prefixes import body_of
 from diagnose.schema import Finding, LogLine
 
 if TYPE_CHECKING:
@@ -50,15 +50,11 @@ TEARDOWN_ONLY = 0.5
 """A teardown-only answer weighs this share of its signature's weight."""
 RETRIEVED_SCORE = 0.4
 """The score of a retrieved proposal: above MIN_SCORE, below any signature's answer."""
-MAX_LINES = 20
 CANDIDATES = 25
 """Examples looked at per line (the vector store's nearest, scored again by specificity)."""
 STOP_SHARE = 0.5
 """A named stop weighs this share of its signature's weight: it says how the run ended, not what went wrong."""
 STOPPED_NOTE = "stopped by a person ({file}:{line}): the kill and abort lines after it are its consequences, not a root cause"
-_BARE_HEADER = re.compile(r"\s*(?:[a-z]+\s*:\s*)?Traceback \(most recent call last\):?\s*$")
-"""A traceback cut before its exception line may end on a header (its own or the next one's, behind a ``stderr:`` or
-torchrun's ``traceback :`` field): no message to look up."""
 RETRIEVAL_NOTE = "retrieval: nearest example of {entry} by a margin of {margin:.2f} (similarity {score:.2f})"
 """The note's fixed head (``diagnose eval --calibrate`` reads it back to fit the threshold)."""
 
@@ -101,7 +97,7 @@ def named_stop(log: ParsedLog) -> list[Scored]:
     deliberate = [f for f in log.findings if f.entry_id in DELIBERATE]
     stop_lines = {(f.evidence.source, f.evidence.line) for f in deliberate}
     own_errors = [
-        line for line in _error_lines(log) if (line.source, line.line) not in stop_lines and not LAUNCHER_EXCEPTION.search(line.text)
+        line for line in error_lines(log) if (line.source, line.line) not in stop_lines and not LAUNCHER_EXCEPTION.search(line.text)
     ]
     if not deliberate or own_errors or not _stopped_first(log):
         return []
@@ -111,43 +107,6 @@ def named_stop(log: ParsedLog) -> list[Scored]:
     findings = [f.model_copy(update={"rank": None, "host": None}) for f in ordered if f.entry_id == entry_id]
     score = round(max(f.weight for f in findings) * STOP_SHARE, 3)
     return [Scored(entry_id, score, findings, earliest=True, notes=[STOPPED_NOTE.format(file=first.source, line=first.line)])]
-
-
-def _indent(line: LogLine) -> int:
-    body = body_of(line.text)
-    return len(body) - len(body.lstrip())
-
-
-def _cut_in_frames(traceback: list[LogLine]) -> bool:
-    """A traceback cut inside its frames: it ends on a ``File ...`` line or a frame's code, indented deeper than its
-    header, where the exception line would be as deep as the header. Something failed, but there is no message to look up."""
-    header, last = traceback[0], traceback[-1]
-    return last is not header and _indent(last) > _indent(header)
-
-
-def _error_lines(log: ParsedLog, known: Iterable[str] | None = None) -> list[LogLine]:
-    """The error-like lines before any person's stop, tracebacks' last lines first.
-
-    ``known`` (for retrieval): the signature patterns still known; a line one of the log's findings of those explains
-    (a launcher's teardown, a cascade) is then left out, for retrieval looks for wording no signature knows, and so is a
-    traceback cut inside its frames (no message to look up; still an error that happened, for ``named_stop``).
-    """
-    stopped = stops(log)  # what follows a person's stop is its consequence; signals are how processes were stopped
-    explained = set() if known is None else {(f.evidence.source, f.evidence.line) for f in log.findings if f.signature in known}
-    events = [
-        e
-        for e in log.events
-        if e.kind in ("traceback", "error_line") and not after_stop(e.anchor, stopped) and (e.anchor.source, e.anchor.line) not in explained
-    ]
-    tracebacks = [
-        e.anchor
-        for e in events
-        if e.kind == "traceback" and not _BARE_HEADER.match(body_of(e.anchor.text)) and not (known is not None and _cut_in_frames(e.lines))
-    ]
-    seen: dict[str, LogLine] = {}
-    for line in [*tracebacks[::-1], *(e.anchor for e in events if e.kind != "traceback")]:
-        seen.setdefault(line.text.strip(), line)
-    return list(seen.values())[:MAX_LINES]
 
 
 @dataclass(frozen=True)
@@ -173,7 +132,7 @@ def nearest(log: ParsedLog, index: KBIndex, without: Iterable[str] = ()) -> Matc
     are left out (the calibration's held-out wording).
     """
     held_out = set(without)
-    lines = _error_lines(log, known={f.signature for f in log.findings} - held_out)
+    lines = lookup_lines(log, known={f.signature for f in log.findings} - held_out)
     best: dict[str, tuple[LogLine, ExampleHit]] = {}
     for line, hits in zip(lines, index.nearest_examples([line.text for line in lines], without=without, k=CANDIDATES), strict=True):
         for found in hits:

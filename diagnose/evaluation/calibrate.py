@@ -72,7 +72,7 @@ def _monotone(values: list[tuple[float, int]]) -> list[float]:
 
 def held_out_samples(cases: Iterable[Case], settings: Settings, index: KBIndex) -> list[Sample]:
     """One retrieval sample per usable non-test case (see the module docstring); cases the rules name wrongly are
-    skipped (no wording there to hold out), as are logs without error lines."""
+    skipped (no wording there to hold out), as are logs with no line to look up."""
     from diagnose.engine.fallbacks import nearest
     from diagnose.engine.memory import GENERAL_CASE
     from diagnose.parse.ingest import resolve_sources

@@ -9,6 +9,7 @@ import pytest
 from diagnose.encyclopedia.entries import load_entries
 from diagnose.encyclopedia.index import KBIndex, open_index
 from diagnose.engine.fallbacks import nearest
+from diagnose.engine.lookup_lines import error_lines, lookup_lines
 from diagnose.engine.memory import FRAGMENTATION, OOM
 from diagnose.parse.ingest import resolve_sources
 from diagnose.parse.parsed_log import ParsedLog
@@ -67,3 +68,41 @@ def test_a_line_nearer_to_pythons_own_message_than_to_any_root_cause_is_not_prop
     found = nearest(_log(tmp_path, own), index)
     assert found is not None and found.hit.entry_id == "import-abi-error"
     assert found.margin < 0
+
+
+def test_a_log_without_an_error_line_looks_up_the_lines_that_say_something_failed(tmp_path: Path) -> None:
+    text = (
+        "NCCL_DEBUG=WARN\n"
+        "node1:12:40 [0] NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v6 symbol.\n"
+        "train.py:9: UserWarning: fused kernel failed to build, falling back\n"
+        "  warnings.warn(\n"
+        " iteration 10/100 | lm loss: 2.31 | number of skipped iterations: 0 | number of nan iterations: 0 |\n"
+        "Killed\n"
+        "Killed\n"
+    )
+    log = _log(tmp_path, text)
+    assert error_lines(log) == []
+    # settings, NCCL's INFO lines, Python's own warnings and a value's name say nothing failed; a repeat counts once
+    assert [line.text for line in lookup_lines(log)] == ["Killed"]
+    assert [line.line for line in lookup_lines(log)] == [7]  # the last time it was printed
+
+
+def test_a_log_with_an_error_line_looks_up_only_its_error_lines(tmp_path: Path) -> None:
+    log = _log(tmp_path, "node1:12:40 [0] NCCL WARN Call to ibv_reg_mr failed\nValueError: bad value in batch 7\n")
+    assert [line.text for line in lookup_lines(log)] == ["ValueError: bad value in batch 7"]
+
+
+def test_an_unknown_warning_finds_its_entry_when_no_error_line_exists(tmp_path: Path, index: KBIndex) -> None:
+    # as if the signature that knows this c10d warning did not exist: the line has no exception shape, yet it is looked up
+    line = (
+        "[W socket.cpp:663] [c10d] The client socket has failed to connect to [::ffff:255.255.0.0]:29500 "
+        "(errno: 110 - Connection timed out)."
+    )
+    entries = {e.id: e for e in load_entries(load_settings().kb_dir)}
+    held_out = [s.pattern for s in entries["rendezvous-failure"].signatures if line in s.examples]
+    log = _log(tmp_path, f"step 10 loss 2.31\n{line}\n")
+    assert held_out and error_lines(log) == []
+    found = nearest(log, index, without=held_out)
+    assert found is not None
+    assert found.line.text == line
+    assert found.hit.entry_id == "rendezvous-failure"
