@@ -32,8 +32,14 @@ says its own rank as it joins (ray/train/torch/config.py ``_setup_torch_process_
 _DEEPSPEED_KILL = re.compile(r"\[launch\.py:\d+:sigkill_handler\] Killing subprocess (\d+)")
 """deepspeed/launcher/launch.py ``sigkill_handler``: ``for process in processes: logger.info(f"Killing subprocess
 {process.pid}")``, over the processes it started in local-rank order: a node's n-th pid is its local rank n."""
-LAUNCH_SCAN = "|".join([*(pattern.pattern for _, pattern in LAUNCH_FACTS), _RAY_WORKER.pattern, _DEEPSPEED_KILL.pattern])
-"""What the reader scans for to hand a line to ``record_launch``: any fact's pattern, a Ray worker, DeepSpeed's kill list."""
+_DEEPSPEED_SPAWN = re.compile(r"\[launch\.py:\d+:main\] process (\d+) spawned with command: .*'--local_rank=(\d+)'")
+"""deepspeed/launcher/launch.py ``main``: ``logger.info(f"process {process.pid} spawned with command: {cmd}")``, the
+command ending in ``--local_rank={local_proc}`` (unless ``--no_local_rank``): each process's pid and local rank."""
+LAUNCH_SCAN = "|".join(
+    [*(pattern.pattern for _, pattern in LAUNCH_FACTS), _RAY_WORKER.pattern, _DEEPSPEED_KILL.pattern, _DEEPSPEED_SPAWN.pattern]
+)
+"""What the reader scans for to hand a line to ``record_launch``: any fact's pattern, a Ray worker, DeepSpeed's
+process list (as it spawns them, as it kills them)."""
 
 
 def record_launch(log: ParsedLog, line: LogLine) -> None:
@@ -54,11 +60,14 @@ def record_launch(log: ParsedLog, line: LogLine) -> None:
         listed = facts.get(key, "").split(",") if facts.get(key) else []
         if killed.group(1) not in listed:
             facts[key] = ",".join([*listed, killed.group(1)])
+    spawned = _DEEPSPEED_SPAWN.search(line.text)
+    if spawned:
+        facts.setdefault(f"spawned:{line.host or ''}:{spawned.group(1)}", spawned.group(2))
 
 
 def ranks_by_pid(log: ParsedLog) -> dict[int, int]:
     """pid -> global rank, from the launcher's list of the processes it started (Ray Train's worker list, DeepSpeed's
-    kill list), else from NCCL's init lines."""
+    spawn and kill lists), else from NCCL's init lines."""
     return (
         nccl_ranks_by_pid(log)
         | killed_ranks_by_pid(log)
@@ -67,19 +76,25 @@ def ranks_by_pid(log: ParsedLog) -> dict[int, int]:
 
 
 def killed_ranks_by_pid(log: ParsedLog) -> dict[int, int]:
-    """pid -> global rank from DeepSpeed's kill list: the n-th pid of a node is its local rank n, global through the
-    launcher's rank mapping for that host, or as it is on a launcher with no host prefix (one node, no pdsh)."""
+    """pid -> global rank from DeepSpeed's process lists: the pid it says it spawned with ``--local_rank=n``, and the
+    n-th pid of a node's kill list; local rank n is global through the launcher's rank mapping for that host, or as
+    it is on a launcher with no host prefix (one node, no pdsh)."""
     mapping = ranks_by_host(log)
+
+    def global_of(host: str, local: int) -> int | None:
+        return local if not host else (mapping[host][local] if local < len(mapping.get(host, [])) else None)
+
     ranks: dict[int, int] = {}
     for facts in log.launch.values():
-        for key, listed in facts.items():
-            if not key.startswith("killed:"):
-                continue
-            host = key[7:]
-            for local, pid in enumerate(listed.split(",")):
-                rank = local if not host else (mapping[host][local] if local < len(mapping.get(host, [])) else None)
-                if rank is not None:
+        for key, value in facts.items():
+            if key.startswith("spawned:"):
+                host, pid = key[8:].rsplit(":", 1)
+                if (rank := global_of(host, int(value))) is not None:
                     ranks.setdefault(int(pid), rank)
+            elif key.startswith("killed:"):
+                for local, pid in enumerate(value.split(",")):
+                    if (rank := global_of(key[7:], local)) is not None:
+                        ranks.setdefault(int(pid), rank)
     return ranks
 
 

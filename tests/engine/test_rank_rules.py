@@ -585,6 +585,20 @@ def test_deepspeeds_kill_list_names_the_local_rank_of_each_pid(tmp_path: Path, k
     assert diagnosis.initiating_rank == rank
 
 
+@pytest.mark.parametrize(("killed", "rank"), [(2040953, 1), (2040954, 2)])
+def test_deepspeeds_spawn_lines_name_the_local_rank_of_each_pid(tmp_path: Path, killed: int, rank: int) -> None:
+    """deepspeed/launcher/launch.py says each process's pid as it spawns it, with ``--local_rank=n`` in the command; listed
+    out of order here, so the order of the lines does not decide."""
+    text = "".join(
+        f"[2025-08-16 16:21:31,739] [INFO] [launch.py:256:main] process {pid} spawned with command: "
+        f"['/usr/bin/python3', '-u', 'train.py', '--local_rank={local}', '--deepspeed', 'ds.json']\n"
+        for pid, local in ((2040954, 2), (2040952, 0), (2040953, 1))
+    )
+    text += f"[856341.770960] Out of memory: Killed process {killed} (python3) total-vm:79905000kB, anon-rss:22957108kB, file-rss:0kB\n"
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("host-oom-killed", rank)
+
+
 def test_a_kill_list_behind_a_node_prefix_names_no_rank_without_the_rank_mapping(tmp_path: Path) -> None:
     text = "".join(
         f"node7: [2025-06-02 20:51:24,182] [INFO] [launch.py:319:sigkill_handler] Killing subprocess {pid}\n" for pid in (11, 12)
