@@ -14,7 +14,8 @@ memory" it is ``shm-exhausted``, not a full disk.
 A rank that times out fetching the NCCL unique id from rank 0 inside a ``barrier()`` (transformers'
 ``main_process_first``, an ``if rank != 0: barrier()``) waited at the run's first collective for a rank that was still
 busy: the communicator is created lazily by that barrier, so the timeout names a late rank, a straggler, not a
-communicator that failed to form.
+communicator that failed to form. The same holds for any store read that timed out inside a barrier (a store wait,
+c10d's ``waitForInput`` warning): the process group was made, so the store was reachable and a rank was late.
 """
 
 from __future__ import annotations
@@ -33,9 +34,15 @@ SHM = "shm-exhausted"
 _NO_FILE = re.compile(r"No space left on device\s*$")
 """ENOSPC with no path after it: the errno alone, as a semaphore or shared-memory segment raises it."""
 INIT = "nccl-init-failure"
+RENDEZVOUS = "rendezvous-failure"
 STRAGGLER = "straggler-rank"
-_UNIQUE_ID_TIMEOUT = re.compile(r"retr(?:ie|ei)ving ncclUniqueId from \[\d+\].*got error(?:: (?:Socket Timeout|wait timeout)|\s*$)")
-"""The waiting rank's report that the root never published the id in time (a bare "got error" is the timeout's older form)."""
+_STORE_TIMEOUT = re.compile(
+    r"retr(?:ie|ei)ving ncclUniqueId from \[\d+\].*got error(?:: (?:Socket Timeout|wait timeout)|\s*$)"
+    r"|(?:DistStoreError|RuntimeError): (?:Socket Timeout|wait timeout after \d+ms)"
+    r"|waitForInput: (?:socket (?:.* )?timed out after \d+ms|poll for socket .* returned 0, likely a timeout)"
+)
+"""A store read that timed out: the waiting rank's report that the root never published the NCCL id in time (a bare "got
+error" is the timeout's older form), a store wait for a key nobody set, c10d's socket warning under either."""
 _BARRIER_FRAME = re.compile(r'File "[^"]+", line \d+, in (?:barrier|main_process_first|local_main_process_first)\b')
 BARRIER_LOOKBACK = 40
 """Lines above the timeout to look for the barrier frame (tracebacks of several ranks interleave)."""
@@ -111,18 +118,20 @@ def _in_barrier(log: ParsedLog, finding: Finding) -> bool:
 
 
 def late_at_first_barrier(ranked: list[Scored], log: ParsedLog) -> list[Scored]:
-    """``nccl-init-failure`` known only from unique-id timeouts inside a barrier yields to ``straggler-rank``."""
+    """``nccl-init-failure`` or ``rendezvous-failure`` known only from store timeouts inside a barrier yields to
+    ``straggler-rank``: the process group already existed, and the store read waited for a rank that was still busy."""
     by_id = {s.entry_id: s for s in ranked}
-    init = by_id.get(INIT)
-    if init is None or not init.findings or not all(_UNIQUE_ID_TIMEOUT.search(f.evidence.text) for f in init.findings):
-        return ranked
-    if not any(_in_barrier(log, f) for f in init.findings):
-        return ranked
-    straggler = by_id.get(STRAGGLER)
-    if straggler is None:
-        straggler = Scored(STRAGGLER, init.score, list(init.findings), init.earliest)
-        ranked = [*ranked, straggler]
-    straggler.score = round(min(1.0, max(straggler.score, init.score) + SHIFT), 3)
+    for entry_id in (INIT, RENDEZVOUS):
+        waited = by_id.get(entry_id)
+        if waited is None or not waited.findings or not all(_STORE_TIMEOUT.search(f.evidence.text) for f in waited.findings):
+            continue
+        if not any(_in_barrier(log, f) for f in waited.findings):
+            continue
+        straggler = by_id.get(STRAGGLER)
+        if straggler is None:
+            straggler = by_id[STRAGGLER] = Scored(STRAGGLER, waited.score, list(waited.findings), waited.earliest)
+            ranked = [*ranked, straggler]
+        straggler.score = round(min(1.0, max(straggler.score, waited.score) + SHIFT), 3)
     return ranked
 
 

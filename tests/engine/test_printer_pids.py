@@ -95,3 +95,17 @@ BARRIER_TRACEBACK = (
 def test_a_unique_id_timeout_inside_a_barrier_names_a_late_rank_0(tmp_path: Path, text: str, cause: str) -> None:
     diagnosis = _run(tmp_path, text)
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == (cause, 0)
+
+
+STORE_WAIT_TIMEOUT = "torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg/0//barrier_1\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        (BARRIER_TRACEBACK + STORE_WAIT_TIMEOUT, "straggler-rank"),  # the group was made: a rank was late to the barrier
+        (STORE_WAIT_TIMEOUT, "rendezvous-failure"),  # no barrier in sight: a key nobody set, a peer that never arrived
+    ],
+)
+def test_a_store_timeout_inside_a_barrier_is_a_late_rank(tmp_path: Path, text: str, cause: str) -> None:
+    assert _run(tmp_path, text).root_cause.id == cause
