@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
+import zlib
+
 from diagnose.engine.calibration import confidence
-from diagnose.evaluation.calibrate import MIN_SUPPORT, OFF, Sample, SampleKind, dev_samples, fit, fit_retrieval_threshold, precision_curve
+from diagnose.evaluation.calibrate import (
+    MIN_SUPPORT,
+    OFF,
+    Sample,
+    SampleKind,
+    cross_fit,
+    dev_samples,
+    fit,
+    fit_retrieval_threshold,
+    precision_curve,
+)
 
 
 def _row(score: float, correct: bool) -> dict[str, object]:
@@ -79,3 +91,18 @@ def test_held_out_samples_count_as_the_few_cases_the_fallback_really_sees() -> N
     assert at_low["precision"] == round(40 * 2 / 42 / (40 * 2 / 42 + 3), 3)  # each classed sample counts 2/42
     # the same samples without the unknown ones: 40 of 42 right from 0.0
     assert fit_retrieval_threshold([s for s in samples if s.kind != "unknown"]) == 0.0
+
+
+def _case_samples(prefix: str, count: int, margin: float, right: bool, kind: SampleKind = "held-out") -> list[Sample]:
+    return [Sample(f"{prefix}{i}", kind, margin, "cuda-oom" if right else "segfault", right) for i in range(count)]
+
+
+def test_the_cross_fit_counts_each_half_at_the_margin_fitted_on_the_other() -> None:
+    samples = _case_samples("r", 60, 0.8, True) + _case_samples("w", 10, 0.1, False) + _case_samples("u", 8, 0.05, False, "unknown")
+    halves = [[s for s in samples if zlib.crc32(s.case.encode()) % 2 == h] for h in (0, 1)]
+    assert all(sum(s.right for s in half) >= MIN_SUPPORT for half in halves)  # each half can be fitted alone
+    # both halves fit a margin above the wrong and unknown lookups: every right one is counted once, nothing else
+    assert cross_fit(samples) == {"right": 60, "wrong": 0, "unknown_proposed": 0}
+    # an unknown case as near as the right ones is proposed in its half whatever the other half fitted
+    near = _case_samples("n", 2, 0.9, False, "unknown")
+    assert cross_fit(samples + near)["unknown_proposed"] >= 1

@@ -16,6 +16,7 @@ records its nearest entry's margin as a proposal that must not be made. Never fi
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -178,6 +179,20 @@ def fit_retrieval_threshold(samples: list[Sample]) -> float:
     return OFF
 
 
+def cross_fit(samples: list[Sample]) -> dict[str, int]:
+    """How the fit does on cases it was not fitted on: the margin is fitted on one half of the cases (by the parity of
+    the CRC-32 of the case id) and the other half's lookups at or above it are counted (right, wrong, ``unknown`` cases
+    proposed), then the halves swap."""
+    counts = {"right": 0, "wrong": 0, "unknown_proposed": 0}
+    for half in (0, 1):
+        fitted_on = [s for s in samples if zlib.crc32(s.case.encode()) % 2 == half]
+        threshold = fit_retrieval_threshold(fitted_on)
+        for sample in (s for s in samples if zlib.crc32(s.case.encode()) % 2 != half and s.margin >= threshold):
+            key = "unknown_proposed" if sample.kind == "unknown" else "right" if sample.right else "wrong"
+            counts[key] += 1
+    return counts
+
+
 def fit(results: list[dict[str, Any]], samples: list[Sample] | None = None) -> dict[str, Any]:
     """The calibration table from ``diagnose eval --json`` results and retrieval samples (never the frozen test split).
 
@@ -200,5 +215,5 @@ def fit(results: list[dict[str, Any]], samples: list[Sample] | None = None) -> d
         "fitted_on": f"{len(scored)} eval cases with a diagnosis (rules backend)",
         "bins": [{"min_score": low, "accuracy": round(acc, 3), "cases": n} for (low, _, n), acc in zip(kept, smoothed, strict=True)],
         "retrieval_threshold": threshold,
-        "retrieval_fit": {"samples": kinds, "at_threshold": at},
+        "retrieval_fit": {"samples": kinds, "at_threshold": at, "cross_fit": cross_fit(fitted_on)},
     }

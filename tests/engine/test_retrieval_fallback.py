@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from diagnose.encyclopedia.entries import load_entries
 from diagnose.encyclopedia.index import KBIndex, open_index
+from diagnose.encyclopedia.index_models import ExampleHit
 from diagnose.engine.fallbacks import nearest
 from diagnose.engine.lookup_lines import error_lines, lookup_lines
 from diagnose.engine.memory import FRAGMENTATION, OOM
@@ -106,3 +108,25 @@ def test_an_unknown_warning_finds_its_entry_when_no_error_line_exists(tmp_path: 
     assert found is not None
     assert found.line.text == line
     assert found.hit.entry_id == "rendezvous-failure"
+
+
+class _FixedHits:
+    """An index whose nearest examples are given: one entry with a single near example, one with several."""
+
+    def nearest_examples(self, lines: list[str], *, without: object = (), k: int = 1) -> list[list[ExampleHit]]:
+        hits = [
+            ExampleHit(entry_id="lone", example="one lucky example", score=0.62, signature="a"),
+            ExampleHit(entry_id="agreed", example="wording 1", score=0.60, signature="b"),
+            ExampleHit(entry_id="agreed", example="wording 2", score=0.55, signature="c"),
+            ExampleHit(entry_id="agreed", example="wording 3", score=0.52, signature="d"),
+        ]
+        return [hits for _ in lines]
+
+
+def test_an_entry_whose_several_examples_come_near_beats_one_lucky_example(tmp_path: Path) -> None:
+    log = _log(tmp_path, "ValueError: something no signature knows\n")
+    found = nearest(log, cast("KBIndex", _FixedHits()))
+    assert found is not None
+    assert found.hit.entry_id == "agreed" and found.hit.example == "wording 1"
+    # 0.60 + 0.5 * (0.55 + 0.52 + 0) / 3 against 0.62 alone
+    assert found.margin == pytest.approx(0.60 + 0.5 * (0.55 + 0.52) / 3 - 0.62, abs=1e-4)
