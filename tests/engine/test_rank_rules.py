@@ -605,3 +605,19 @@ def test_a_kill_list_behind_a_node_prefix_names_no_rank_without_the_rank_mapping
     )
     text += "[856341.770960] Out of memory: Killed process 12 (python) total-vm:79905000kB, anon-rss:22957108kB, file-rss:72036kB\n"
     assert _run(tmp_path, text).initiating_rank is None
+
+
+@pytest.mark.parametrize(
+    ("signal", "cause"),
+    [("9 (Killed)", "host-oom-killed"), ("11 (Segmentation fault)", "segfault"), ("6 (Aborted)", "mpi-abort")],
+)
+def test_mpirun_names_the_rank_that_died_and_its_signal_says_how(tmp_path: Path, signal: str, cause: str) -> None:
+    """Open MPI reports the first rank that died abnormally; SIGKILL is not what mpirun sends first (the OOM killer, most
+    often), SIGSEGV is a crash, SIGABRT says only that the process aborted itself."""
+    text = (
+        "--------------------------------------------------------------------------\n"
+        f"mpirun noticed that process rank 3 with PID 48121 on node node07 exited on signal {signal}.\n"
+        "--------------------------------------------------------------------------\n"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == (cause, 3)
