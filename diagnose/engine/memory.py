@@ -41,9 +41,10 @@ class Accounting:
 
     @property
     def fragmented(self) -> bool:
-        """True when the trapped memory could have served the request and is a real share of the card."""
+        """True when the trapped memory could have served the request and is a real share of the card (unproven
+        without the card's size: the special case needs its numbers, the general case does not)."""
         enough = self.unallocated >= SHARE_OF_REQUEST * self.request
-        share = self.capacity is None or self.unallocated >= SHARE_OF_CAPACITY * self.capacity
+        share = self.capacity is not None and self.unallocated >= SHARE_OF_CAPACITY * self.capacity
         return enough and share
 
     def note(self) -> str | None:

@@ -36,9 +36,12 @@ def _run(tmp_path: Path, text: str, name: str = "log.txt") -> Diagnosis:
         (158 * MIB, 23.69 * GIB, 3.0 * GIB, True),  # trapped memory could serve the request, 13 % of the card
         (6.22 * GIB, 79.15 * GIB, 4.93 * GIB, False),  # trapped memory smaller than the request
         (35.6 * GIB, 79.33 * GIB, 40.69 * GIB, True),
+        (158 * MIB, None, 3.0 * GIB, False),  # without the card's size no share is proven: the general case stands
     ],
 )
-def test_fragmentation_is_decided_from_the_numbers(request_bytes: float, capacity: float, unallocated: float, fragmented: bool) -> None:
+def test_fragmentation_is_decided_from_the_numbers(
+    request_bytes: float, capacity: float | None, unallocated: float, fragmented: bool
+) -> None:
     assert Accounting(request_bytes, capacity, unallocated).fragmented is fragmented
 
 
