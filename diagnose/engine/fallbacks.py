@@ -15,11 +15,12 @@
    (Slurm's ``*** JOB ... CANCELLED AT ... ***`` without ``DUE TO``, ``tasks N: Terminated``, "Job step aborted")
    end an ``scancel`` as well as a failed step, so alone they are no failure: ``unknown``.
 2. The log's error-like lines (``lookup_lines``: its error lines, else the lines with a failure word) are embedded
-   and each one's nearest signature example is looked up in the vector
-   store (``KBIndex.nearest_examples``); at or above a similarity calibrated on the dev split
-   (``calibration.json``'s ``retrieval_threshold``) that entry is proposed with a low score, the example as its
-   reason. Below it: ``unknown``, with a note saying what was nearest. After a person's stop only the error lines
-   before it are looked up (what follows the stop is its consequence), and the ``unknown`` says the run was stopped.
+   and their nearest signature examples looked up in the vector store (``KBIndex.nearest_examples``); each entry
+   scores by its nearest example and the support of its next ones (``nearest``). When the best entry leads every
+   other by a margin calibrated on synthetic and dev (``calibration.json``'s ``retrieval_threshold``) it is
+   proposed with a low score, its nearest example as the reason. Below it: ``unknown``, with a note saying what was
+   nearest. After a person's stop only the error lines before it are looked up (what follows the stop is its
+   consequence), and the ``unknown`` says the run was stopped.
 """
 
 from __future__ import annotations

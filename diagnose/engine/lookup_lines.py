@@ -5,8 +5,8 @@ events). Short excerpts that users paste often have none: an NCCL ``WARN``, a ``
 scheduler's sentence are how the failure shows. When a log has no error line, its kept lines (the whole log when it is
 small, else the reader's excerpts around events) that carry a failure word are looked up instead, the last
 ``MAX_LINES`` of them, where the ending is. Python's own warnings (``FutureWarning: ...`` and the ``warnings.warn(``
-line under it) are left out: a healthy run prints them too; so are settings (``NCCL_DEBUG=WARN``) and a value's
-name (``number of nan iterations: 0``: ``nan`` is no failure word).
+line under it) are left out: a healthy run prints them too; so are NCCL's ``INFO`` lines, a traceback's header,
+settings (``NCCL_DEBUG=WARN``) and a value's name (``number of nan iterations: 0``: ``nan`` is no failure word).
 """
 
 from __future__ import annotations
