@@ -3,10 +3,11 @@
 An error line is a traceback's last line or an exception-shaped line (the reader's ``traceback`` and ``error_line``
 events). Short excerpts that users paste often have none: an NCCL ``WARN``, a ``Killed``, a launcher's or a
 scheduler's sentence are how the failure shows. When a log has no error line, its kept lines (the whole log when it is
-small, else the reader's excerpts around events) that carry a failure word are looked up instead, the last
-``MAX_LINES`` of them, where the ending is. Python's own warnings (``FutureWarning: ...`` and the ``warnings.warn(``
-line under it) are left out: a healthy run prints them too; so are NCCL's ``INFO`` lines, a traceback's header,
-settings (``NCCL_DEBUG=WARN``) and a value's name (``number of nan iterations: 0``: ``nan`` is no failure word).
+small, else the reader's excerpts around events) that carry a failure word are looked up instead: the last
+``MAX_LINES`` of them, among each file's last ``TAIL_LINES``, where the ending is. Python's own warnings
+(``FutureWarning: ...`` and the ``warnings.warn(`` line under it) are left out: a healthy run prints them too; so are
+NCCL's ``INFO`` lines, a traceback's header, settings (``NCCL_DEBUG=WARN``) and a value's name (``number of nan
+iterations: 0``: ``nan`` is no failure word).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from diagnose.parse.parsed_log import ParsedLog
 
 MAX_LINES = 20
+TAIL_LINES = 5_000
+"""How many of a file's last kept lines are searched for failure words (the scan is bounded on a long log)."""
 _BARE_HEADER = re.compile(r"\s*(?:[a-z]+\s*:\s*)?Traceback \(most recent call last\):?\s*$")
 """A traceback cut before its exception line may end on a header (its own or the next one's, behind a ``stderr:`` or
 torchrun's ``traceback :`` field): no message to look up."""
@@ -89,23 +92,26 @@ def error_lines(log: ParsedLog, known: Iterable[str] | None = None) -> list[LogL
     return list(seen.values())[:MAX_LINES]
 
 
-def _kept_lines(log: ParsedLog) -> Iterator[LogLine]:
-    """Every kept line: the whole log when it is small, else the reader's excerpts around events."""
+def _tail_with_failure_word(log: ParsedLog) -> Iterator[LogLine]:
+    """The last ``TAIL_LINES`` kept lines of each file (the whole log when it is small, else the reader's excerpts
+    around events) that carry a failure word: the ending is where the failure is, and the scan stays bounded."""
     if log.lines:
         for source, texts in log.lines.items():
-            for number, text in enumerate(texts, 1):
-                yield make_line(source, number, text, rank_hint=log.rank_hints.get(source))
+            first = max(0, len(texts) - TAIL_LINES)
+            for number, text in enumerate(texts[first:], first + 1):
+                if FAILURE_WORD.search(text):
+                    yield make_line(source, number, text, rank_hint=log.rank_hints.get(source))
     else:
-        yield from log.excerpts
+        yield from (line for line in log.excerpts[-TAIL_LINES:] if FAILURE_WORD.search(line.text))
 
 
 def failure_lines(log: ParsedLog, known: Iterable[str] | None = None) -> list[LogLine]:
-    """The kept lines before any person's stop that carry a failure word, no ``known`` finding explains, and are not a
-    Python warning: the last ``MAX_LINES`` distinct ones."""
+    """The kept lines near the end before any person's stop that carry a failure word, no ``known`` finding explains,
+    and are not a Python warning: the last ``MAX_LINES`` distinct ones."""
     stopped = stops(log)
     explained = _explained(log, known)
     seen: dict[str, LogLine] = {}
-    for line in _kept_lines(log):
+    for line in _tail_with_failure_word(log):
         body = body_of(line.text)
         if (line.source, line.line) in explained or not FAILURE_WORD.search(SETTING.sub(" ", body)) or NOT_A_FAILURE.search(body):
             continue

@@ -10,6 +10,7 @@ import pytest
 from diagnose.encyclopedia.entries import load_entries
 from diagnose.encyclopedia.index import KBIndex, open_index
 from diagnose.encyclopedia.index_models import ExampleHit
+from diagnose.engine import lookup_lines as lookup_lines_module
 from diagnose.engine.fallbacks import nearest
 from diagnose.engine.lookup_lines import error_lines, lookup_lines
 from diagnose.engine.memory import FRAGMENTATION, OOM
@@ -130,3 +131,9 @@ def test_an_entry_whose_several_examples_come_near_beats_one_lucky_example(tmp_p
     assert found.hit.entry_id == "agreed" and found.hit.example == "wording 1"
     # 0.60 + 0.5 * (0.55 + 0.52 + 0) / 3 against 0.62 alone
     assert found.margin == pytest.approx(0.60 + 0.5 * (0.55 + 0.52) / 3 - 0.62, abs=1e-4)
+
+
+def test_failure_lines_are_searched_only_near_the_end_of_a_long_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lookup_lines_module, "TAIL_LINES", 3)
+    log = _log(tmp_path, "connection to the store was lost\nstep 1\nstep 2\nstep 3\nthe data server refused the request\n")
+    assert [line.text for line in lookup_lines(log)] == ["the data server refused the request"]
