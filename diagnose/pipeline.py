@@ -15,6 +15,7 @@ from diagnose.encyclopedia.entries import load_entries
 from diagnose.engine.calibration import confidence
 from diagnose.engine.candidates import RETRIEVAL_WEIGHT, Scored, score_candidates
 from diagnose.engine.diagnosis import build_diagnosis
+from diagnose.engine.fallbacks import is_retrieved, when_nothing_found
 from diagnose.engine.fr_combine import combine, sync_ranks
 from diagnose.engine.fr_facts import facts
 from diagnose.engine.fr_models import FRFacts
@@ -84,10 +85,10 @@ def diagnose(
         ranked = break_ties(score_candidates(log, entries, hang, similarity_by_entry(log, index)), log)
     notes: list[str] = []
     if not ranked and log.has_text:  # no signature named a cause: the launcher's teardown alone, then the nearest encyclopedia example
-        from diagnose.engine.fallbacks import when_nothing_found
-
         ranked, notes = when_nothing_found(log, entries, index)
-    diagnosis = build_diagnosis(log, ranked, entries, hang, confidence(ranked[0].score if ranked else 0.0), notes)
+    top = ranked[0] if ranked else None
+    calibrated = confidence(top.score, retrieved=is_retrieved(top)) if top is not None else 0.0
+    diagnosis = build_diagnosis(log, ranked, entries, hang, calibrated, notes)
     if llm is not None and log.has_text:
         from diagnose.llm.diagnosis import refine_with_llm
 

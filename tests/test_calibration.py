@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import zlib
 
+import pytest
+
+from diagnose.engine import calibration
 from diagnose.engine.calibration import confidence
 from diagnose.evaluation.calibrate import (
     MIN_SUPPORT,
@@ -106,3 +109,16 @@ def test_the_cross_fit_counts_each_half_at_the_margin_fitted_on_the_other() -> N
     # an unknown case as near as the right ones is proposed in its half whatever the other half fitted
     near = _case_samples("n", 2, 0.9, False, "unknown")
     assert cross_fit(samples + near)["unknown_proposed"] >= 1
+
+
+def test_a_retrieval_proposal_is_no_surer_than_retrieval_was_on_cases_it_was_not_fitted_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    table = {
+        "bins": [{"min_score": 0.0, "accuracy": 0.97, "cases": 40}],
+        "retrieval_fit": {"cross_fit": {"right": 30, "wrong": 8, "unknown_proposed": 2}},
+    }
+    monkeypatch.setattr(calibration, "_table", lambda: table)
+    assert calibration.retrieval_precision() == 30 / 40
+    assert calibration.confidence(0.4) == 0.97  # a signature's answer at that score: the band's accuracy
+    assert calibration.confidence(0.4, retrieved=True) == 0.75
+    monkeypatch.setattr(calibration, "_table", lambda: {"bins": table["bins"]})  # no cross-fit recorded yet
+    assert calibration.confidence(0.4, retrieved=True) == 0.97

@@ -35,9 +35,23 @@ def retrieval_threshold() -> float:
     return float(_table().get("retrieval_threshold", DEFAULT_RETRIEVAL_THRESHOLD))
 
 
-def confidence(score: float) -> float:
-    """Calibrated confidence for a top candidate's score (the raw score when no table exists)."""
+def confidence(score: float, *, retrieved: bool = False) -> float:
+    """Calibrated confidence for a top candidate's score (the raw score when no table exists). A proposal of the
+    retrieval fallback (``retrieved``) is capped at ``retrieval_precision``: the score bands hold almost no such
+    proposal, so their in-sample accuracy says nothing about it."""
     if score <= 0:
         return 0.0
     found = [accuracy for lower, accuracy in _bins() if score >= lower]
-    return round(found[-1] if found else min(score, 1.0), 2)
+    banded = found[-1] if found else min(score, 1.0)
+    precision = retrieval_precision() if retrieved else None
+    return round(banded if precision is None else min(banded, precision), 2)
+
+
+def retrieval_precision() -> float | None:
+    """How often a retrieval proposal was right on cases its margin was not fitted on (the cross-fit:
+    right / all proposals, ``unknown`` logs proposed included), or None before a cross-fitted calibration."""
+    crossed = _table().get("retrieval_fit", {}).get("cross_fit")
+    if not crossed:
+        return None
+    proposed = crossed["right"] + crossed["wrong"] + crossed["unknown_proposed"]
+    return crossed["right"] / proposed if proposed else None

@@ -62,6 +62,8 @@ proposed (2); docs/retrieval.md has the table."""
 STOP_SHARE = 0.5
 """A named stop weighs this share of its signature's weight: it says how the run ended, not what went wrong."""
 STOPPED_NOTE = "stopped by a person ({file}:{line}): the kill and abort lines after it are its consequences, not a root cause"
+RETRIEVED = "retrieval"
+"""The signature field of a retrieval proposal's finding (no pattern matched it)."""
 RETRIEVAL_NOTE = "retrieval: nearest example of {entry} by a margin of {margin:.2f} (similarity {score:.2f})"
 """The note's fixed head (``diagnose eval --calibrate`` reads it back to fit the threshold)."""
 
@@ -177,7 +179,7 @@ def retrieved(log: ParsedLog, index: KBIndex, threshold: float | None = None) ->
         return [], [note + "; below the threshold: not proposed"]
     finding = Finding(
         entry_id=hit.entry_id,
-        signature="retrieval",
+        signature=RETRIEVED,
         role="initiating",
         weight=hit.score,
         rank=line.rank,
@@ -187,6 +189,11 @@ def retrieved(log: ParsedLog, index: KBIndex, threshold: float | None = None) ->
         evidence=line,
     )
     return [Scored(hit.entry_id, RETRIEVED_SCORE, [finding], notes=[note])], []
+
+
+def is_retrieved(candidate: Scored) -> bool:
+    """True when the candidate is the retrieval fallback's proposal."""
+    return any(f.signature == RETRIEVED for f in candidate.findings)
 
 
 def when_nothing_found(log: ParsedLog, entries: dict[str, Entry], index: KBIndex | None) -> tuple[list[Scored], list[str]]:
