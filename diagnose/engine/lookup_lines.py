@@ -106,8 +106,8 @@ def _tail_with_failure_word(log: ParsedLog) -> Iterator[LogLine]:
 
 
 def failure_lines(log: ParsedLog, known: Iterable[str] | None = None) -> list[LogLine]:
-    """The kept lines near the end before any person's stop that carry a failure word, no ``known`` finding explains,
-    and are not a Python warning: the last ``MAX_LINES`` distinct ones."""
+    """The kept lines near the end before any person's stop that carry a failure word (outside a setting), no ``known``
+    finding explains, and ``NOT_A_FAILURE`` does not name: the last ``MAX_LINES`` distinct ones."""
     stopped = stops(log)
     explained = _explained(log, known)
     seen: dict[str, LogLine] = {}
@@ -123,4 +123,5 @@ def failure_lines(log: ParsedLog, known: Iterable[str] | None = None) -> list[Lo
 
 def lookup_lines(log: ParsedLog, known: Iterable[str] | None = None) -> list[LogLine]:
     """What retrieval looks up: the error lines, else the failure lines."""
-    return error_lines(log, known) or failure_lines(log, known)
+    patterns = None if known is None else set(known)  # read twice: a one-shot iterable would be empty the second time
+    return error_lines(log, patterns) or failure_lines(log, patterns)

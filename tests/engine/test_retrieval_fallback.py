@@ -137,3 +137,11 @@ def test_failure_lines_are_searched_only_near_the_end_of_a_long_log(tmp_path: Pa
     monkeypatch.setattr(lookup_lines_module, "TAIL_LINES", 3)
     log = _log(tmp_path, "connection to the store was lost\nstep 1\nstep 2\nstep 3\nthe data server refused the request\n")
     assert [line.text for line in lookup_lines(log)] == ["the data server refused the request"]
+
+
+def test_the_known_patterns_may_be_any_iterable(tmp_path: Path) -> None:
+    # a log with no error line: the known patterns are read once for the error lines and again for the failure lines
+    log = _log(tmp_path, "[rank0]: failed (exitcode: 1) local_rank: 0 (pid: 7) of binary: python\nthe data server refused the request\n")
+    known = {f.signature for f in log.findings}
+    assert [line.text for line in lookup_lines(log, iter(known))] == [line.text for line in lookup_lines(log, known)]
+    assert "the data server refused the request" in [line.text for line in lookup_lines(log, iter(known))]
