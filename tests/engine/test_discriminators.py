@@ -33,7 +33,9 @@ def _run(tmp_path: Path, text: str, name: str = "log.txt") -> Diagnosis:
         (132 * MIB, 79.1 * GIB, 765.81 * MIB, False),  # 1 % of the card: the card is simply full
         (158 * MIB, 23.69 * GIB, 910.35 * MIB, False),  # could serve the request, but 4 % of the card: it is full
         (158 * MIB, 23.69 * GIB, 1.5 * GIB, False),  # could serve the request, but 6 % of the card: still full
-        (158 * MIB, 23.69 * GIB, 3.0 * GIB, True),  # trapped memory could serve the request, 13 % of the card
+        (158 * MIB, 23.69 * GIB, 3.0 * GIB, False),  # could serve the request, 13 % of the card: full, with a note
+        (2.29 * GIB, 31.72 * GIB, 9.1 * GIB, False),  # 29 % of the card: still a full card
+        (158 * MIB, 23.69 * GIB, 9.0 * GIB, True),  # trapped memory could serve the request, 38 % of the card
         (6.22 * GIB, 79.15 * GIB, 4.93 * GIB, False),  # trapped memory smaller than the request
         (35.6 * GIB, 79.33 * GIB, 40.69 * GIB, True),
         (158 * MIB, None, 3.0 * GIB, False),  # without the card's size no share is proven: the general case stands
@@ -50,7 +52,8 @@ def test_fragmentation_is_decided_from_the_numbers(
     [
         ("765.81 MiB", "cuda-oom", True),
         ("40.00 MiB", "cuda-oom", False),
-        ("9.50 GiB", "cuda-memory-fragmentation", False),
+        ("9.50 GiB", "cuda-oom", True),  # 12 % of the card: full, the trapped memory a note
+        ("30.00 GiB", "cuda-memory-fragmentation", False),
     ],
 )
 def test_minor_fragmentation_is_a_note_on_cuda_oom(tmp_path: Path, frag: str, expected: str, noted: bool) -> None:
