@@ -32,7 +32,7 @@ _STRUCTURAL: dict[str, str] = {
     "launch": LAUNCH_SCAN,
     "run_start": r"Setting OMP_NUM_THREADS environment variable for each process to be 1 in default|\] WORLD INFO DICT: ",
     "nccl_host": r"(?:<HOST_\d+>|[\w.-]+):\d+:\d+ \[\d+\] NCCL INFO (?:Bootstrap|cudaDriverVersion|NCCL version)",
-    "nccl_init": r"NCCL INFO .*\brank \d+ nranks \d+ cudaDev \d+ (?:nvmlDev \d+ )?busId [0-9a-f]+",
+    "nccl_init": r"NCCL INFO .*\brank \d+ (?:nranks \d+ cudaDev \d+ (?:nvmlDev \d+ )?busId [0-9a-f]+|nRanks \d+ nNodes \d+)",
     "error_line": (
         r"(?:^|[\]>]:?\s?|: )(?:[A-Za-z_][\w.]*\.)?(?:[A-Z]\w*)?(?:Error|Exception|Interrupt)\b(?::|$)"
         r"|\b(?:FATAL|CRITICAL)\b|\berror:|^\s*what\(\):\s"  # the C++ runtime's message of an uncaught exception
@@ -64,7 +64,10 @@ _EXAMPLES: dict[str, list[str]] = {
     "signal": [
         "W0204 16:50:00.123000 75 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 1235 closing signal SIGTERM"
     ],
-    "nccl_init": ["node1:1234:1300 [0] NCCL INFO comm 0x55d0 rank 0 nranks 4 cudaDev 0 busId 1c000 commId 0xabc - Init COMPLETE"],
+    "nccl_init": [
+        "node1:1234:1300 [0] NCCL INFO comm 0x55d0 rank 0 nranks 4 cudaDev 0 busId 1c000 commId 0xabc - Init COMPLETE",
+        "node1:1234:1300 [0] NCCL INFO comm 0x55d0 rank 0 nRanks 4 nNodes 1 localRanks 4 localRank 0 MNNVL 0",
+    ],
     "error_line": ["[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."],
 }
 EXAMPLES: list[list[str]] = [_EXAMPLES.get(kind, []) for kind in STRUCTURAL]

@@ -127,6 +127,9 @@ def ranks_by_host(log: ParsedLog) -> dict[str, list[int]]:
 
 
 _NCCL_INIT = re.compile(r"\brank (\d+) nranks (\d+) cudaDev \d+ (?:nvmlDev \d+ )?busId ([0-9a-f]+)")
+_NCCL_TOPOLOGY = re.compile(r"\bcomm 0x[0-9a-f]+ rank (\d+) nRanks (\d+) nNodes \d+")
+"""NCCL 2.19+'s init.cc ``comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d``: a process's rank
+in a communicator, without the GPU's bus (an excerpt may keep it and not the ``Init COMPLETE`` line)."""
 _PCI = re.compile(r"(?i)\bPCI:([0-9a-f]{4,8}):([0-9a-f]{2}):([0-9a-f]{2})\b|\bGPU ?([0-9a-f]{4,8}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])")
 """A GPU's PCI address as the driver (``NVRM: Xid (PCI:0000:5d:00)``) or nvidia-smi (``GPU0000:5D:00.0``) prints it."""
 
@@ -137,10 +140,11 @@ def _bus_key(stream: int | None, bus: int) -> str:
 
 def record_bus(log: ParsedLog, line: LogLine) -> None:
     """Remember which global rank drives the GPU at a PCI bus, within this line's stream (source and launcher prefix)."""
-    match = _NCCL_INIT.search(line.text)
+    match = _NCCL_INIT.search(line.text) or _NCCL_TOPOLOGY.search(line.text)
     if match:
         facts = log.launch.setdefault(line.source, {})
-        facts.setdefault(_bus_key(line.rank, int(match.group(3), 16)), match.group(1))
+        if match.re is _NCCL_INIT:
+            facts.setdefault(_bus_key(line.rank, int(match.group(3), 16)), match.group(1))
         printer = NCCL_PREFIX.search(line.text)  # the process that printed the init line
         if printer:  # one key per (pid, communicator size, rank, host) seen: nccl_ranks_by_pid decides
             facts.setdefault(f"nccl:{printer.group('pid')}:{match.group(2)}:{match.group(1)}:{printer.group('host')}", "")

@@ -41,6 +41,17 @@ def test_a_printer_pid_is_the_rank_its_nccl_init_line_names(tmp_path: Path, text
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == (cause, rank)
 
 
+def test_nccl_2_19_topology_line_names_the_printer_rank(tmp_path: Path) -> None:
+    # NCCL 2.19+ init.cc "comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d", without a busId
+    world = "".join(
+        f"node{r // 2 + 1}:{1234 + r}:{1300 + r} [{r % 2}] NCCL INFO comm 0x55d{r} rank {r} nRanks 4 nNodes 2 localRanks 2"
+        f" localRank {r % 2} MNNVL 0\n"
+        for r in range(4)
+    )
+    diagnosis = _run(tmp_path, world + NCCL_OOM)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("cuda-oom", 3)
+
+
 def test_a_subgroup_communicator_does_not_number_the_world(tmp_path: Path) -> None:
     # pid 1237 prints only its tensor-parallel communicator (rank 1 of 2): that is not its global rank
     subgroup_only = "".join(_init("node1", 1234 + r, r, 4, r) for r in range(3)) + _init("node1", 1237, 1, 2, 3)
