@@ -13,6 +13,7 @@ from diagnose.engine.attribution import attribute_rank, launcher_rank, reported_
 from diagnose.engine.candidates import Scored, chronological
 from diagnose.engine.chains import exceptions
 from diagnose.engine.hangs import HangVerdict
+from diagnose.engine.lookup_lines import failure_lines
 from diagnose.engine.terminal import fatal_and_survived, recovered
 from diagnose.engine.unexplained import raised_before_exit
 from diagnose.parse.lines import make_line
@@ -168,14 +169,16 @@ def _shape(text: str) -> str:
 
 def unknown_diagnosis(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdict | None, notes: list[str] | None = None) -> Diagnosis:
     """No known failure: show the most suspicious lines and what to turn on next time; when a process printed an
-    exception of its own, that exception leads and the mechanism and fix are the program-error entry's."""
+    exception of its own, that exception leads and the mechanism and fix are the program-error entry's. A log with no
+    exception, error line or signal shows its lines that say something failed (``failure_lines``: an NCCL ``WARN``,
+    a scheduler's sentence), the ones retrieval looked up."""
     suspicious = [e for e in log.events if e.kind in ("traceback", "error_line", "signal", "agent_failed")]
     tracebacks = [e for e in suspicious if e.kind == "traceback"]
     first = (tracebacks or suspicious)[:1]
     entry = entries.get(UNKNOWN_ENTRY)
     own = next(raised_before_exit(log), None)
     text = (entries.get(PROGRAM_ERROR_ENTRY) if own is not None else None) or entry
-    lines = ([own] if own is not None else []) + [e.anchor for e in (tracebacks + suspicious)]
+    lines = ([own] if own is not None else []) + [e.anchor for e in (tracebacks + suspicious)] or failure_lines(log)
     # the first exception's rank, else the rank the launcher blames (its root-cause report, the first rank to exit);
     # when several ranks raised that same exception the program failed alike everywhere: the order their tracebacks were
     # printed in proves nothing, only the launcher's record of the first failure it observed names a rank

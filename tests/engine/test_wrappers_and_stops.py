@@ -405,6 +405,18 @@ def test_an_unknown_with_the_programs_own_exception_says_so(tmp_path: Path) -> N
     assert silent.is_unknown and silent.mechanism == texts["unknown"].mechanism
 
 
+def test_an_unknown_without_an_exception_shows_the_lines_that_say_something_failed(tmp_path: Path) -> None:
+    # no traceback, error line or signal: the suspicious lines are the failure-worded ones, not none at all
+    text = (
+        "node1:1001:1101 [0] NCCL INFO Using network IB\n"
+        "node1:1001:1101 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : the fabric manager lost its lease on mlx5_0:1\n"
+        "node1:1001:1101 [0] NCCL INFO comm 0x55d0 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert diagnosis.is_unknown
+    assert [(e.line, "NCCL WARN" in e.text) for e in diagnosis.evidence] == [(2, True)]
+
+
 def test_an_announcing_exception_line_without_its_traceback_still_yields_to_what_it_wraps(tmp_path: Path) -> None:
     oom = "OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB\n"
     wrapper = "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
