@@ -84,7 +84,8 @@ def exits(log: ParsedLog) -> list[tuple[int, int, str, str]]:
         for code in [r.get("exitcode", "1" if r.get("root_cause") == "yes" else "")]
         if r.get("rank", "").isdigit() and code.lstrip("-").isdigit()
     ]
-    reported = {(r.get("source"), r.get("pid")) for r in log.failure_records if r.get("pid")}
+    # the processes a record names with their global rank (a record cut before its ``rank :`` line names none)
+    reported = {(r.get("source"), r.get("pid")) for r in log.failure_records if r.get("pid") and r.get("rank", "").isdigit()}
     for event in log.events:
         if event.kind == "agent_failed" and event.fields.get("local_rank") and event.fields.get("exitcode", "").lstrip("-").isdigit():
             if (event.lines[0].source, event.fields.get("pid")) in reported:

@@ -179,6 +179,20 @@ def test_the_failure_report_global_rank_beats_the_agent_local_rank_for_the_same_
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("shm-exhausted", 5)
 
 
+def test_a_failure_report_cut_before_its_rank_leaves_the_agent_local_rank(tmp_path: Path) -> None:
+    # the record names the pid but not its rank: the agent's line for that pid is then the only rank there is
+    text = (
+        "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 1235 closing signal SIGTERM\n"
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 3 (pid: 1238) of binary: "
+        "/usr/bin/python\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+        "Root Cause (first observed failure):\n[0]:\n  time      : 2023-05-01_10:00:00\n  host      : node1\n"
+        "  exitcode  : 1 (pid: 1238)\n" + "=" * 60 + "\n"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("elastic-teardown", 3)
+
+
 @pytest.mark.parametrize("prefix", ["", "2025-02-04T07:30:03.123456789Z "])  # as printed, and under kubectl logs --timestamps
 def test_warnings_and_retried_errors_alone_are_no_root_cause(tmp_path: Path, prefix: str) -> None:
     text = (
