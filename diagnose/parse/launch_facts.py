@@ -139,7 +139,8 @@ def _bus_key(stream: int | None, bus: int) -> str:
 
 
 def record_bus(log: ParsedLog, line: LogLine) -> None:
-    """Remember which global rank drives the GPU at a PCI bus, within this line's stream (source and launcher prefix)."""
+    """From an NCCL init line: which global rank drives the GPU at a PCI bus, within this line's stream (source and
+    launcher prefix), and which rank the printing process holds in that communicator (``nccl_ranks_by_pid``)."""
     match = _NCCL_INIT.search(line.text) or _NCCL_TOPOLOGY.search(line.text)
     if match:
         facts = log.launch.setdefault(line.source, {})
