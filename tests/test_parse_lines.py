@@ -26,6 +26,9 @@ PREFIXES = [
     ("<HOST_1>:3121:3121 [0] NCCL INFO Bootstrap : Using ib0", None, "<HOST_1>"),
     ("[E ProcessGroupNCCL.cpp:475] [Rank 12] Watchdog caught collective operation timeout", 12, None),
     ("[PG ID 0 PG GUID 0(default_pg) Rank 7]  failure detected by watchdog", 7, None),
+    # ProcessGroupNCCL's earlier log prefixes, as an uncaught exception's what() prints them with no launcher prefix
+    ("  what():  [PG 0 Rank 3] Process group watchdog thread terminated with exception: CUDA error: unspecified launch", 3, None),
+    ("  what():  [PG 0 (default_pg) Rank 5] Process group watchdog thread terminated with exception: NCCL error", 5, None),
     ("[RANK 4] 2026-05-19 10:10:29,604 [ERROR] RuntimeError: x", 4, None),  # accelerate-style upper-case tag
     # vLLM's and SGLang's worker tags: a TP rank is the rank only when no other parallel dimension is named
     ("(VllmWorker TP1 pid=22110) ERROR 11-14 22:48:02 [multiproc_executor.py:596] RuntimeError: x", 1, None),

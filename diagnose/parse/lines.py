@@ -1,7 +1,8 @@
 """One masked line -> LogLine: who printed it (rank, local rank, host) and when.
 
 The launcher prefix says it first (``diagnose.parse.prefixes``); else the body may name the rank
-(``[Rank 3]``, accelerate's and others' ``[RANK 3]``, ``rank=3``, torch_npu's ``(PID:7, Device:3, RankID:3)``; its
+(``[Rank 3]``, ProcessGroupNCCL's ``[PG 0 Rank 3]``, ``[PG 0 (default_pg) Rank 3]`` and ``[PG ID 0 PG GUID 0(default_pg)
+Rank 3]``, accelerate's and others' ``[RANK 3]``, ``rank=3``, torch_npu's ``(PID:7, Device:3, RankID:3)``; its
 ``RankID:-1`` is no rank), NCCL's ``host:pid:tid [dev]`` prefix the host, a syslog line its host.
 """
 
@@ -16,8 +17,8 @@ from diagnose.schema import LogLine
 _OTHER = r"(?<!around )(?<!from )(?<!for )(?<!to )(?<!peer )(?<!with )(?<!and )"
 """Words before an untagged "rank N" that make it another rank than the printer ("at and around rank 39", "from rank 0")."""
 _IN_BODY_RANK = re.compile(
-    rf"\[(?:PG ID \d+ PG GUID \S+ )?R(?:ank|ANK) (\d+)\]|{_OTHER}\brank(?:=| )(\d+)\b|\[rank(\d+)\]|^srun: error: \S+: tasks? (\d+):"
-    r"|\(PID:\d+, Device:\d+, RankID:(\d+)\)"
+    rf"\[(?:PG (?:ID \d+ PG GUID \S+|\d+(?: \([^)]*\))?) )?R(?:ank|ANK) (\d+)\]|{_OTHER}\brank(?:=| )(\d+)\b|\[rank(\d+)\]"
+    r"|^srun: error: \S+: tasks? (\d+):|\(PID:\d+, Device:\d+, RankID:(\d+)\)"
 )
 _BARE_RANK = re.compile(r"\brank(?:=| )(\d+)\b")
 """The untagged form: a message naming two ranks ("rank 10 and rank 8 both on CUDA device") names no printer."""
