@@ -19,6 +19,16 @@ def _run(tmp_path: Path, text: str) -> Diagnosis:
     return diagnose([Source("log.txt", path)]).diagnosis
 
 
+def _root_cause(time: str, host: str, pid: int, rank: tuple[int, int] | None) -> str:
+    """torchelastic's ChildFailedError record of its first observed failure; ``rank`` (global, local), or None for a
+    record cut before its rank line."""
+    rank_line = f"  rank      : {rank[0]} (local_rank: {rank[1]})\n" if rank is not None else ""
+    return (
+        f"Root Cause (first observed failure):\n[0]:\n  time      : {time}\n  host      : {host}\n{rank_line}"
+        f"  exitcode  : 1 (pid: {pid})\n" + "=" * 60 + "\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("line", "month", "day"),
     [
@@ -107,9 +117,7 @@ def test_an_nccl_line_is_tied_to_its_rank_by_pid_not_by_cuda_device(tmp_path: Pa
         "node1:214:515 [1] misc/shmutils.cc:113 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-rk (size 9637888)\n"
         "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
         "Failures:\n[2]:\n  time      : 2024-01-09_10:05:02\n  host      : node1\n  rank      : 2 (local_rank: 2)\n"
-        "  exitcode  : 1 (pid: 214)\n"
-        "Root Cause (first observed failure):\n[0]:\n  time      : 2024-01-09_10:05:02\n  host      : node1\n"
-        "  rank      : 0 (local_rank: 0)\n  exitcode  : 1 (pid: 212)\n" + "=" * 60 + "\n"
+        "  exitcode  : 1 (pid: 214)\n" + _root_cause("2024-01-09_10:05:02", "node1", 212, (0, 0))
     )
     diagnosis = _run(tmp_path, text)
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-init-failure", 2)
@@ -171,9 +179,7 @@ def test_the_failure_report_global_rank_beats_the_agent_local_rank_for_the_same_
         "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n"
         "[2024-07-30 15:29:09,061] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) local_rank: 1 "
         "(pid: 45) of binary: /usr/bin/python\n"
-        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
-        "Root Cause (first observed failure):\n[0]:\n  time      : 2024-07-30_15:29:09\n  host      : worker-0\n"
-        "  rank      : 5 (local_rank: 1)\n  exitcode  : 1 (pid: 45)\n" + "=" * 60 + "\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n" + _root_cause("2024-07-30_15:29:09", "worker-0", 45, (5, 1))
     )
     diagnosis = _run(tmp_path, text)
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("shm-exhausted", 5)
@@ -185,9 +191,7 @@ def test_a_failure_report_cut_before_its_rank_leaves_the_agent_local_rank(tmp_pa
         "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 1235 closing signal SIGTERM\n"
         "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 3 (pid: 1238) of binary: "
         "/usr/bin/python\n"
-        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
-        "Root Cause (first observed failure):\n[0]:\n  time      : 2023-05-01_10:00:00\n  host      : node1\n"
-        "  exitcode  : 1 (pid: 1238)\n" + "=" * 60 + "\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n" + _root_cause("2023-05-01_10:00:00", "node1", 1238, None)
     )
     diagnosis = _run(tmp_path, text)
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("elastic-teardown", 3)
