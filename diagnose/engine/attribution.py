@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from diagnose.engine.candidates import chronological
+from diagnose.engine.local_ranks import echoed_rank, global_rank, logged_rank
 from diagnose.parse.launch_facts import bus_rank, ranks_by_host, ranks_by_pid
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.parse.prefixes import NCCL_PREFIX, split_prefix
@@ -49,10 +50,6 @@ def pid_ranks(log: ParsedLog) -> dict[int, int]:
     return ranks
 
 
-def _single_node(log: ParsedLog) -> bool:
-    return len(set(log.hosts.values()) | {r["host"] for r in log.failure_records if r.get("host")}) <= 1
-
-
 def rank_on_host(log: ParsedLog, host: str | None) -> int | None:
     """The first rank on ``host`` that shows trouble, else its lowest rank."""
     if host is None:
@@ -62,17 +59,6 @@ def rank_on_host(log: ParsedLog, host: str | None) -> int | None:
         return None
     troubled = chronological([f for f in log.findings if f.role != "noise" and f.rank in ranks])
     return troubled[0].rank if troubled else ranks[0]
-
-
-def global_rank(log: ParsedLog, source: str, local_rank: int) -> int | None:
-    """The global rank of a local rank in one source: the agent's global_ranks, node_rank x nproc, or one node."""
-    facts = log.launch.get(source, {})
-    if facts.get("global_ranks"):
-        ranks = [int(r) for r in facts["global_ranks"].split(",") if r]
-        return ranks[local_rank] if local_rank < len(ranks) else None
-    if facts.get("node_rank") and facts.get("nproc"):
-        return int(facts["node_rank"]) * int(facts["nproc"]) + local_rank
-    return local_rank if _single_node(log) else None
 
 
 def exits(log: ParsedLog) -> list[tuple[int, int, str, str]]:
@@ -203,6 +189,9 @@ def attribute_rank(log: ParsedLog, finding: Finding) -> int | None:
     header = traceback_rank(log, finding)
     if header is not None:
         return header
+    logged = _first_known(logged_rank(log, finding.evidence), echoed_rank(log, finding))
+    if logged is not None:
+        return logged
     process = int(pid.group(1)) if pid else _printer_pid(finding)
     by_pid = pid_ranks(log).get(process) if process is not None else None
     if by_pid is not None:

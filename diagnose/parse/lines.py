@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from diagnose.parse.prefixes import NCCL_PREFIX, split_prefix
+from diagnose.parse.prefixes import NCCL_PREFIX, split_prefix_local
 from diagnose.parse.timestamps import parse_timestamp
 from diagnose.schema import LogLine
 
@@ -29,16 +29,14 @@ def make_line(
     source: str, line_no: int, text: str, *, rank_hint: int | None = None, host_hint: str | None = None, year: int | None = None
 ) -> LogLine:
     """Build a LogLine from one masked line; hints come from the file name (rank_3.log, node01/...)."""
-    rank, host, body = split_prefix(text)
-    local_rank: int | None = None
+    rank, local_rank, host, body = split_prefix_local(text)
     if rank is None:
         in_body = _IN_BODY_RANK.search(body)
         if in_body and not (in_body.group(2) is not None and len(set(_BARE_RANK.findall(body))) > 1):
             rank = int(next(g for g in in_body.groups() if g is not None))
     nccl = NCCL_PREFIX.match(body)
     if nccl and body.startswith("NCCL", nccl.end()):
-        host = host or nccl.group("host")
-        local_rank = int(nccl.group("dev"))
+        host = host or nccl.group("host")  # its [device] is a CUDA device, not a local rank
     syslog = _SYSLOG_HOST.match(body) if host is None else None
     if syslog:
         host = syslog.group("host")

@@ -22,6 +22,11 @@ RANK_PREFIX = re.compile(rf"\[(?:{_WORDS})(\d+)\]:")
 PREFIXES: list[tuple[str, re.Pattern[str]]] = [
     # the CRI container log file (/var/log/pods/..., what kubelet's log collectors ship): time, stream, Partial/Full
     ("cri", re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) (?:stdout|stderr) [PF] ")),
+    # AllenAI's loggers (OLMo, OLMo-core, Dolma): "%(asctime)s\t%(hostname)s:%(local_rank)s\t..."
+    (
+        "host-local-rank",
+        re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[.,]\d{3}\t(?P<host><(?:HOST|POD|IP)_\d+>|[\w.-]+):(?P<local_rank>\d+)\t"),
+    ),
     ("timestamp", re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?:?\s")),
     # Open MPI's --tag-output "[job,rank]<stderr>:"; horovodrun (Gloo) "[rank]<stderr>:"
     ("mpi", re.compile(r"\[(?:(?P<job>\d+),)?(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")),
@@ -93,7 +98,14 @@ MAX_STACKED = 4
 
 def split_prefix(text: str) -> tuple[int | None, str | None, str]:
     """Peel launcher prefixes: (rank, host, body)."""
+    rank, _, host, body = split_prefix_local(text)
+    return rank, host, body
+
+
+def split_prefix_local(text: str) -> tuple[int | None, int | None, str | None, str]:
+    """Peel launcher prefixes: (rank, local rank, host, body); a logger column that names only the local rank gives it."""
     rank: int | None = None
+    local_rank: int | None = None
     host: str | None = None
     body = text
     for _ in range(MAX_STACKED):
@@ -104,6 +116,8 @@ def split_prefix(text: str) -> tuple[int | None, str | None, str]:
             groups = match.groupdict()
             if groups.get("rank") is not None:
                 rank = int(groups["rank"])  # the innermost prefix names the global rank (srun's "1:" is a task)
+            if groups.get("local_rank") is not None:
+                local_rank = int(groups["local_rank"])
             if groups.get("host") and host is None:
                 host = groups["host"]
                 k8s = _K8S_INDEX.search(host) if name == "kubectl" else None
@@ -113,7 +127,7 @@ def split_prefix(text: str) -> tuple[int | None, str | None, str]:
             break
         else:
             break
-    return rank, host, body
+    return rank, local_rank, host, body
 
 
 def body_of(text: str) -> str:

@@ -639,3 +639,41 @@ def test_mpirun_names_the_rank_that_died_and_its_signal_says_how(tmp_path: Path,
     )
     diagnosis = _run(tmp_path, text)
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == (cause, 3)
+
+
+def _allenai(time: str, host: str, local_rank: int, message: str) -> str:
+    """A record of AllenAI's loggers (OLMo, OLMo-core, Dolma): ``%(asctime)s\\t%(hostname)s:%(local_rank)s\\t...``."""
+    return f"2025-12-12 {time}\t{host}:{local_rank}\tolmo.util:168\tCRITICAL\t{message}\n"
+
+
+_OOM = "CUDA out of memory. Tried to allocate 12.28 GiB. GPU 3 has a total capacity of 79.19 GiB of which 4.16 GiB is free."
+
+
+def test_a_loggers_local_rank_column_names_the_rank_on_one_node(tmp_path: Path) -> None:
+    text = (
+        _allenai("16:00:00.341", "gpu-node-a", 0, "CLI environment prepared")
+        + _allenai("16:00:00.342", "gpu-node-a", 3, "CLI environment prepared")
+        + _allenai("16:00:32.886", "gpu-node-a", 3, f"Uncaught OutOfMemoryError: {_OOM}")
+        + _allenai("16:00:38.012", "gpu-node-a", 0, f"Uncaught OutOfMemoryError: {_OOM}")
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("cuda-oom", 3)
+
+
+def test_a_loggers_local_rank_names_no_rank_when_two_nodes_log(tmp_path: Path) -> None:
+    text = _allenai("16:00:32.886", "gpu-node-b", 3, f"Uncaught OutOfMemoryError: {_OOM}") + _allenai(
+        "16:00:38.012", "gpu-node-a", 0, f"Uncaught OutOfMemoryError: {_OOM}"
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("cuda-oom", None)
+
+
+def test_a_bare_exception_line_takes_the_rank_of_the_logger_record_that_repeats_it(tmp_path: Path) -> None:
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/OLMo/olmo/model.py", line 1455, in forward\n'
+        "    logits = F.linear(x, self.transformer.wte.weight, None)\n"
+        f"torch.OutOfMemoryError: {_OOM}\n" + _allenai("16:00:32.886", "gpu-node-a", 2, f"Uncaught OutOfMemoryError: {_OOM}")
+    )
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("cuda-oom", 2)
