@@ -227,10 +227,13 @@ def device_rank(log: ParsedLog, finding: Finding) -> int | None:
     """The rank of a line that names its host and CUDA device, where DeepSpeed mapped that host's local ranks.
 
     DeepSpeed's launcher makes every local GPU visible to each process it starts with ``--local_rank=N``, and
-    the process takes device N: an OOM on ``GPU 5`` of a host is local rank 5 there.
+    the process takes device N: an OOM on ``GPU 5`` of a host is local rank 5 there. A line with no host prefix on a
+    launcher that mapped one host (a single node, no pdsh) is on that host.
     """
     device = _DEVICE.search(finding.evidence.text)
-    ranks = ranks_by_host(log).get(finding.host or "") if device else None
+    mapping = ranks_by_host(log) if device else {}
+    only = next(iter(mapping.values())) if finding.host is None and len(mapping) == 1 else None
+    ranks = mapping.get(finding.host or "", only)
     index = int(device.group(1)) if device else -1
     return ranks[index] if ranks and 0 <= index < len(ranks) else None
 

@@ -256,6 +256,14 @@ def test_deepspeed_rank_mapping_turns_a_host_and_device_into_the_global_rank(tmp
     assert diagnosis.initiating_rank == expected
 
 
+@pytest.mark.parametrize(("hosts", "expected"), [("{'localhost': [0, 1, 2, 3]}", 3), ("{'a': [0, 1, 2, 3], 'b': [4, 5, 6, 7]}", None)])
+def test_a_line_without_a_host_prefix_is_on_the_one_host_deepspeed_mapped(tmp_path: Path, hosts: str, expected: int | None) -> None:
+    """A single-node DeepSpeed launch (no pdsh, so no host prefix): the device an OOM names is that node's local rank."""
+    head = f"[2026-03-11 01:21:41,055] [INFO] [launch.py:162:main] global_rank_mapping=defaultdict(<class 'list'>, {hosts})\n"
+    diagnosis = _run(tmp_path, head + DEEPSPEED_OOM.format(gpu=3).removeprefix("gpu-node-b: "))
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("cuda-oom", expected)
+
+
 def test_without_the_launchers_mapping_a_device_index_is_no_rank(tmp_path: Path) -> None:
     diagnosis = _run(tmp_path, "gpu-node-a: some output\n" + DEEPSPEED_OOM.format(gpu=2))
     assert diagnosis.root_cause.id == "cuda-oom"
