@@ -72,6 +72,25 @@ def test_binary_input_is_an_input_error(tmp_path: Path, content: bytes, message:
         _text(path)
 
 
+@pytest.mark.parametrize(
+    "content",
+    [
+        # a DataLoader worker's segfault handler writes its C string with the terminator (a committed real log)
+        b"Epoch 3 | loss 0.1234 | lr 1.0e-4 | 812 samples/s\n" * 40
+        + b"ERROR: Unexpected segmentation fault encountered in worker.\n\x00" * 8
+        + b"Segmentation fault\n",
+        # a hole: the log was truncated while the process kept writing at its old offset
+        b"\x00" * 20000 + b"epoch 3\nSegmentation fault\n",
+    ],
+)
+def test_a_text_log_holding_nul_bytes_is_read_as_text_without_them(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "train.log"
+    path.write_bytes(content)
+    text = _text(path)
+    assert "Segmentation fault" in text
+    assert "\x00" not in text
+
+
 def test_missing_path_is_an_input_error() -> None:
     with pytest.raises(InputError, match="no such file"):
         resolve_sources(["/nonexistent/train.log"])

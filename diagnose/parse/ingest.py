@@ -27,6 +27,9 @@ CUT_SEARCH_BYTES = 64 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
 _SEPARATORS = (b" ", b"\t", b",", b";", b"&", b"'", b'"')
 _SNIFF_BYTES = 8192
+_NUL_RUN = re.compile(rb"\x00{64,}")
+_STRAY_NUL_SHARE = 0.01
+"""NULs a text log may hold outside a hole: a signal handler's C string terminators, a few per crash."""
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 _SKIP_SUFFIXES = {".pt", ".pth", ".bin", ".safetensors", ".npy", ".npz", ".png", ".jpg", ".zip", ".tar", ".whl"}
 
@@ -113,11 +116,15 @@ def resolve_sources(paths: list[str]) -> list[Source]:
 
 
 def _looks_binary(sample: bytes) -> bool:
-    if b"\x00" in sample:
-        return True
-    if not sample:
+    """Binary, not a text log: NUL bytes beyond a stray few, or many bytes that are no text. A run of NULs is a hole
+    (a log truncated while a process kept writing at its old offset), and a C string's terminator a stray NUL: a text
+    log may hold both."""
+    body = _NUL_RUN.sub(b"", sample)
+    if not body:
         return False
-    text = sample.decode("utf-8", errors="replace")
+    if body.count(b"\x00") > len(body) * _STRAY_NUL_SHARE:
+        return True
+    text = body.decode("utf-8", errors="replace")
     bad = text.count("\ufffd") + sum(1 for ch in text if ord(ch) < 32 and ch not in "\t\n\r\x1b\x0c\x08")
     return bad > len(text) * 0.1
 
@@ -132,9 +139,11 @@ def cut_long_lines(lines: list[str]) -> list[str]:
 
 
 def _clean(text: str) -> str:
-    """Drop ANSI colour codes; ``\\r\\n`` becomes ``\\n``; a bare ``\\r`` (progress bars) keeps the last update."""
+    """Drop ANSI colour codes and NUL bytes; ``\\r\\n`` becomes ``\\n``; a bare ``\\r`` (progress bars) keeps the last update."""
     if "\x1b" in text:
         text = _ANSI.sub("", text)
+    if "\x00" in text:
+        text = text.replace("\x00", "")
     if "\r" not in text:
         return text
     text = text.replace("\r\n", "\n")
