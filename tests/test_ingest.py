@@ -91,6 +91,18 @@ def test_a_text_log_holding_nul_bytes_is_read_as_text_without_them(tmp_path: Pat
     assert "\x00" not in text
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_a_utf16_log_with_its_byte_order_mark_is_read_as_text(tmp_path: Path, encoding: str) -> None:
+    """Windows PowerShell 5's ``python train.py > train.log`` writes UTF-16LE with a byte-order mark."""
+    path = tmp_path / "train.log"
+    lines = ["epoch 1 étape 7", "[rank3]: torch.OutOfMemoryError: CUDA out of memory."] * 40_000
+    bom = "\ufeff" if encoding == "utf-16-be" else ""
+    path.write_bytes((bom + "\r\n".join(lines) + "\r\n").encode(encoding))
+    text = _text(path, chunk_bytes=1 << 16)
+    assert text.split("\n")[:2] == lines[:2]
+    assert text.count("CUDA out of memory") == 40_000
+
+
 def test_missing_path_is_an_input_error() -> None:
     with pytest.raises(InputError, match="no such file"):
         resolve_sources(["/nonexistent/train.log"])

@@ -6,6 +6,7 @@ error message are masked first (a path can carry a token or a user name).
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import re
@@ -25,6 +26,7 @@ MAX_PENDING_CHUNKS = 4
 """A line with no newline is held up to this many chunks, then cut at a separator (never inside a token if it can help it)."""
 CUT_SEARCH_BYTES = 64 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _SEPARATORS = (b" ", b"\t", b",", b";", b"&", b"'", b'"')
 _SNIFF_BYTES = 8192
 _NUL_RUN = re.compile(rb"\x00{64,}")
@@ -56,7 +58,39 @@ class Source:
             raw = self.path.open("rb")
         if raw.peek(2)[:2] == GZIP_MAGIC:
             return cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
+        if raw.peek(2)[:2] in _UTF16_BOMS:
+            return cast(IO[bytes], _Utf16AsUtf8(raw))
         return raw
+
+
+class _Utf16AsUtf8(io.RawIOBase):
+    """A UTF-16 log read as UTF-8 bytes: Windows PowerShell 5's ``>`` writes UTF-16LE with a byte-order mark."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        super().__init__()
+        self._raw = raw
+        self._decoder = codecs.getincrementaldecoder("utf-16")(errors="replace")
+        self._pending = b""
+
+    def readable(self) -> bool:
+        """It is read, never written."""
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        """Up to ``size`` bytes of UTF-8 (all that is left with ``size < 0``)."""
+        while size < 0 or len(self._pending) < size:
+            block = self._raw.read(size if size > 0 else CHUNK_BYTES)
+            self._pending += self._decoder.decode(block, final=not block).encode("utf-8")
+            if not block:
+                break
+        cut = len(self._pending) if size < 0 else size
+        out, self._pending = self._pending[:cut], self._pending[cut:]
+        return out
+
+    def close(self) -> None:
+        """Close the file underneath too."""
+        self._raw.close()
+        super().close()
 
 
 @dataclass
