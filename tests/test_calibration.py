@@ -96,6 +96,16 @@ def test_held_out_samples_count_as_the_few_cases_the_fallback_really_sees() -> N
     assert fit_retrieval_threshold([s for s in samples if s.kind != "unknown"]) == 0.0
 
 
+def test_an_unknown_log_rightly_proposed_an_entry_its_label_accepts_raises_no_threshold() -> None:
+    """A log labeled ``unknown`` that accepts an entry (a download that failed) counts as the eval counts it: right."""
+    held_out = _samples(0.6, 20) + _samples(0.3, 20)
+    accepted = [Sample("u", "unknown", 0.5, "hub-download-failure", True)] * 5
+    assert fit_retrieval_threshold(held_out + accepted) == 0.3
+    assert precision_curve(held_out + accepted, [0.3])[0]["unknown_proposed"] == 0
+    wrong = [Sample("u", "unknown", 0.5, "segfault", False)] * 5
+    assert fit_retrieval_threshold(held_out + wrong) == 0.6  # 40 of 45 right from 0.3, 20 of 25 from 0.5
+
+
 def _case_samples(prefix: str, count: int, margin: float, right: bool, kind: SampleKind = "held-out") -> list[Sample]:
     return [Sample(f"{prefix}{i}", kind, margin, "cuda-oom" if right else "segfault", right) for i in range(count)]
 

@@ -44,7 +44,7 @@ class Sample:
 
     ``held-out``: a case the rules name rightly, looked up without the signatures that fired on it;
     ``fallback``: a case the rules leave ``unknown`` although it has a class (what the fallback sees);
-    ``unknown``: a case labeled ``unknown`` (any proposal is wrong).
+    ``unknown``: a case labeled ``unknown`` (a proposal is wrong, unless the label accepts the entry proposed).
     """
 
     case: str
@@ -99,7 +99,9 @@ def held_out_samples(cases: Iterable[Case], settings: Settings, index: KBIndex) 
             continue
         found = nearest(result.log, index, without=fired)
         if found is not None:
-            samples.append(Sample(case.id, kind, found.margin, found.hit.entry_id, kind != "unknown" and found.hit.entry_id in accepted))
+            # an ``unknown`` log whose label accepts an entry (a launcher's teardown, a download that failed) is rightly
+            # proposed that entry, as the eval counts it; any other proposal on it is wrong
+            samples.append(Sample(case.id, kind, found.margin, found.hit.entry_id, found.hit.entry_id in accepted))
     return samples
 
 
@@ -156,7 +158,7 @@ def precision_curve(samples: list[Sample], thresholds: Iterable[float] | None = 
                 "right": right,
                 "precision": None if precision is None else round(precision, 3),
                 "recall": round(right / rightable, 3) if rightable else None,
-                "unknown_proposed": sum(s.kind == "unknown" for s in proposed),
+                "unknown_proposed": sum(s.kind == "unknown" and not s.right for s in proposed),
             }
         )
     return rows
@@ -188,7 +190,7 @@ def cross_fit(samples: list[Sample]) -> dict[str, int]:
         fitted_on = [s for s in samples if zlib.crc32(s.case.encode()) % 2 == half]
         threshold = fit_retrieval_threshold(fitted_on)
         for sample in (s for s in samples if zlib.crc32(s.case.encode()) % 2 != half and s.margin >= threshold):
-            key = "unknown_proposed" if sample.kind == "unknown" else "right" if sample.right else "wrong"
+            key = "right" if sample.right else "unknown_proposed" if sample.kind == "unknown" else "wrong"
             counts[key] += 1
     return counts
 
