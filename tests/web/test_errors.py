@@ -36,8 +36,8 @@ UPLOAD_CASES = [
     pytest.param({"files": {"file": ("train.log", b"", "text/plain")}}, 400, "empty", id="empty-file"),
     pytest.param({"files": {"file": ("model.png", PNG, "image/png")}}, 400, "binary", id="binary-file"),
     pytest.param({"content": b"\x00\x01\x02" * 500, "headers": {"Content-Type": "text/plain"}}, 400, "binary", id="binary-text-body"),
-    pytest.param(
-        {"content": "log line\n".encode("utf-16"), "headers": {"Content-Type": "text/plain"}}, 400, "binary", id="undecodable-utf16"
+    pytest.param(  # UTF-16 without its byte-order mark: nothing says how to read it
+        {"content": "log line\n".encode("utf-16-le") * 50, "headers": {"Content-Type": "text/plain"}}, 400, "binary", id="utf16-no-bom"
     ),
     pytest.param({"json": {"log": "x"}}, 415, "text/plain", id="json-body"),
     pytest.param(
@@ -60,6 +60,14 @@ UPLOAD_CASES = [
 @pytest.mark.parametrize(("request_kwargs", "status", "fragment"), UPLOAD_CASES)
 def test_bad_uploads(client: httpx.Client, path: str, request_kwargs: dict[str, object], status: int, fragment: str) -> None:
     assert_error(client.post(path, **request_kwargs), status, fragment)  # type: ignore[arg-type]
+
+
+def test_a_utf16_upload_with_its_byte_order_mark_is_diagnosed_as_text(client: httpx.Client) -> None:
+    """Windows PowerShell 5's ``>`` writes UTF-16LE with a byte-order mark: the upload is the log it encodes."""
+    body = diagnose_text(client, EXAMPLE_OOM.read_text(encoding="utf-8").encode("utf-16"))
+    diagnosis = body["diagnosis"]
+    assert isinstance(diagnosis, dict)
+    assert (diagnosis["root_cause"]["id"], diagnosis["initiating_rank"]) == ("cuda-oom", 5)
 
 
 def test_bad_model_names(client: httpx.Client) -> None:
