@@ -120,7 +120,7 @@ def test_an_nccl_line_is_tied_to_its_rank_by_pid_not_by_cuda_device(tmp_path: Pa
         "  exitcode  : 1 (pid: 214)\n" + _root_cause("2024-01-09_10:05:02", "node1", 212, (0, 0))
     )
     diagnosis = _run(tmp_path, text)
-    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-init-failure", 2)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("shm-exhausted", 2)
 
 
 def test_open_mpi_names_the_first_process_to_exit(tmp_path: Path) -> None:
