@@ -4,7 +4,8 @@ Kernel and scheduler lines name a pid or a host, launcher summaries name ranks w
 and exit codes. In order: the rank a gathered traceback names (torch.distributed.checkpoint re-raises every
 rank's failure on one rank, each headed ``(RANK n)``) or torch.multiprocessing.spawn's report names (``-- Process 1
 terminated with the following error:``, a local rank); the line's own rank prefix; the prefix of the traceback it
-ends (a logger prefixes only a record's first line); a pid the ChildFailedError report (or the
+ends (a logger prefixes only a record's first line); a logger's local-rank column (OLMo's ``host:3``) made global, or
+that of the logger record repeating a bare exception line; a pid the ChildFailedError report (or the
 agent's "failed ... local_rank: N (pid: P)" on a single node) ties to a rank; the first troubled
 rank on the line's host; the rank the launcher saw exit with an exception (a positive exit code,
 where signals mark victims), preferring the report in the same file.
