@@ -36,7 +36,7 @@ class LogLine(_Model):
     source: str = Field(description="file the line came from ('<stdin>' for standard input)")
     line: int = Field(description="1-based line number within source")
     rank: int | None = None
-    local_rank: int | None = None
+    local_rank: int | None = Field(default=None, description="the local rank a logger's column names (OLMo's host:3)")
     host: str | None = Field(default=None, description="masked host name, e.g. <HOST_2>")
     timestamp: float | None = Field(default=None, description="seconds since the epoch, if derivable")
     text: str = Field(description="the masked line, launcher prefix included")

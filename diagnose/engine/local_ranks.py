@@ -36,12 +36,14 @@ def global_rank(log: ParsedLog, source: str, local_rank: int) -> int | None:
 def logged_rank(log: ParsedLog, line: LogLine) -> int | None:
     """The global rank of a line whose logger names only its local rank (OLMo's ``host:3`` column); the launcher's facts
     place it, else one node: no other host's logger lines among the findings."""
-    if line.local_rank is None:
-        return None
-    facts = log.launch.get(line.source, {})
+    return _placed(log, line.source, line.local_rank, line.host) if line.local_rank is not None else None
+
+
+def _placed(log: ParsedLog, source: str, local_rank: int, host: str | None) -> int | None:
+    facts = log.launch.get(source, {})
     placed = facts.get("global_ranks") or (facts.get("node_rank") and facts.get("nproc"))
-    logger_hosts = {f.evidence.host for f in log.findings if f.evidence.local_rank is not None} | {line.host}
-    return global_rank(log, line.source, line.local_rank) if placed or len(logger_hosts) == 1 else None
+    logger_hosts = {f.evidence.host for f in log.findings if f.evidence.local_rank is not None} | {host}
+    return global_rank(log, source, local_rank) if placed or len(logger_hosts) == 1 else None
 
 
 def echoed_rank(log: ParsedLog, finding: Finding) -> int | None:
@@ -55,5 +57,6 @@ def echoed_rank(log: ParsedLog, finding: Finding) -> int | None:
     rank, local_rank, host, body = split_prefix_local(following)
     if message.group(1)[:_ECHO_CHARS] not in body:
         return None
-    echo = LogLine(source=line.source, line=line.line + 1, rank=rank, local_rank=local_rank, host=host, text=following)
-    return rank if rank is not None else logged_rank(log, echo)
+    if rank is not None:
+        return rank
+    return _placed(log, line.source, local_rank, host) if local_rank is not None else None
