@@ -37,7 +37,7 @@ from diagnose.engine.candidates import MIN_SCORE, Scored, chronological
 from diagnose.engine.chains import LAUNCHER_EXCEPTION
 from diagnose.engine.lookup_lines import error_lines, lookup_lines
 from diagnose.engine.memory import GENERAL_CASE
-from diagnose.engine.terminal import DELIBERATE, stops
+from diagnose.engine.terminal import DELIBERATE, echoes_stop, stops
 from diagnose.engine.unexplained import comes_before, raised_before_exit
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding, LogLine
@@ -87,11 +87,13 @@ def teardown_only(log: ParsedLog, entries: dict[str, Entry]) -> list[Scored]:
 
 def _stopped_first(log: ParsedLog) -> bool:
     """True when a person stopped the run before any launcher teardown began (a teardown already under way at the
-    stop, ``failed (exitcode: 1)`` or SIGTERMs to the others, means something failed first: the stop came after)."""
+    stop, ``failed (exitcode: 1)`` or SIGTERMs to the others, means something failed first: the stop came after). Slurm's
+    own lines for the same cancel (``echoes_stop``) are the stop, whichever comes first."""
     stopped = stops(log)
     if not stopped:
         return False
-    return not any(f.role == "teardown" and f.entry_id not in DELIBERATE and comes_before(f.evidence, stopped[0]) for f in log.findings)
+    teardown = [f.evidence for f in log.findings if f.role == "teardown" and f.entry_id not in DELIBERATE]
+    return not any(comes_before(line, stopped[0]) and not echoes_stop(line, stopped) for line in teardown)
 
 
 def _worker_raised(log: ParsedLog) -> bool:
@@ -105,12 +107,15 @@ def named_stop(log: ParsedLog) -> list[Scored]:
     the run down before the stop (``failed (exitcode: 1)``, SIGTERMs to the others) means something failed first."""
     deliberate = [f for f in log.findings if f.entry_id in DELIBERATE]
     stop_lines = {(f.evidence.source, f.evidence.line) for f in deliberate}
+    stopped = stops(log)
     own_errors = [
-        line for line in error_lines(log) if (line.source, line.line) not in stop_lines and not LAUNCHER_EXCEPTION.search(line.text)
+        line
+        for line in error_lines(log)
+        if (line.source, line.line) not in stop_lines and not LAUNCHER_EXCEPTION.search(line.text) and not echoes_stop(line, stopped)
     ]
     if not deliberate or own_errors or not _stopped_first(log):
         return []
-    first = stops(log)[0]
+    first = stopped[0]
     ordered = chronological(deliberate)
     entry_id = ordered[0].entry_id
     findings = [f.model_copy(update={"rank": None, "host": None}) for f in ordered if f.entry_id == entry_id]

@@ -55,6 +55,10 @@ DELIBERATE = frozenset({"user-interrupt"})
 """Entries whose lines are a person's decision to stop the run, not a failure: never named on their own."""
 EXACT = 0.9
 """A signature this specific names its failure exactly (kb/README.md: 0.95 names it, 0.5 is generic): no stop explains it."""
+SLURM_CANCELLED = re.compile(r"\*\*\* (JOB|STEP) \S+ (?:ON \S+ )?CANCELLED AT (\S+) (?:DUE to SIGNAL \w+ )?\*\*\*")
+"""slurmstepd's line for a job or step cancelled by a signal, not for a reason (src/slurmd/slurmstepd/req.c)."""
+SRUN_ABORTED = re.compile(r"srun: Job step aborted: Waiting up to \d+ seconds for job step to finish")
+"""srun's line when its step is being killed, for whatever reason."""
 
 
 def _in_warning_record(log: ParsedLog, line: LogLine) -> bool:
@@ -136,6 +140,17 @@ def _first_ranked_line(log: ParsedLog, source: str) -> int:
 def stops(log: ParsedLog) -> list[LogLine]:
     """The lines where a person stopped the run (the deliberate entries' findings), in reading order."""
     return sorted((f.evidence for f in log.findings if f.entry_id in DELIBERATE), key=lambda line: (line.source, line.line))
+
+
+def echoes_stop(line: LogLine, stopped: list[LogLine]) -> bool:
+    """True when ``line`` is Slurm reporting the same cancel as a stop line: ``scancel`` of a job makes srun print
+    "Job step aborted" and slurmstepd print the step's cancel with the job's ``CANCELLED AT`` instant, in any order
+    around the job's own line. (A step srun kills after a task failed has no job cancel beside it.)"""
+    jobs = {m.group(2) for stop in stopped if (m := SLURM_CANCELLED.search(stop.text)) and m.group(1) == "JOB"}
+    if not jobs:
+        return False
+    step = SLURM_CANCELLED.search(line.text)
+    return bool(SRUN_ABORTED.search(line.text)) or (step is not None and step.group(2) in jobs)
 
 
 def after_stop(line: LogLine, stopped: list[LogLine]) -> bool:

@@ -227,6 +227,19 @@ def test_a_job_cancelled_with_no_reason_is_a_persons_stop(tmp_path: Path) -> Non
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("user-interrupt", None)
 
 
+def test_slurms_own_lines_for_the_same_cancel_are_the_stop(tmp_path: Path) -> None:
+    """scancel makes srun say its step is aborted and slurmstepd print the step's cancel, at the job's instant, before
+    the job's own line: the same stop, not a teardown that began first. A step cancelled at another instant is not."""
+    same = (
+        "srun: Job step aborted: Waiting up to 62 seconds for job step to finish.\n"
+        "slurmstepd: error: *** STEP 760737.0 ON gpu-node-07 CANCELLED AT 2025-08-16T16:27:59 ***\n"
+    )
+    diagnosis = _run(tmp_path, TRAINING + same + SLURM_CANCELLED)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("user-interrupt", None)
+    earlier = "slurmstepd: error: *** STEP 760737.0 ON gpu-node-07 CANCELLED AT 2025-08-16T16:20:03 ***\n"
+    assert _run(tmp_path, TRAINING + earlier + SLURM_CANCELLED).root_cause.id != "user-interrupt"
+
+
 def test_a_step_cancelled_with_no_reason_alone_reports_no_failure(tmp_path: Path) -> None:
     """A STEP's reasonless cancel is also srun's own kill after a task failed: alone it names nothing."""
     step = "slurmstepd: error: *** STEP 760737.0 ON gpu-node-07 CANCELLED AT 2025-08-16T16:27:59 ***\n"
