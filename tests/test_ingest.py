@@ -92,12 +92,14 @@ def test_a_text_log_holding_nul_bytes_is_read_as_text_without_them(tmp_path: Pat
 
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
-def test_a_utf16_log_with_its_byte_order_mark_is_read_as_text(tmp_path: Path, encoding: str) -> None:
-    """Windows PowerShell 5's ``python train.py > train.log`` writes UTF-16LE with a byte-order mark."""
+@pytest.mark.parametrize("packed", [False, True], ids=["plain", "gzip"])
+def test_a_utf16_log_with_its_byte_order_mark_is_read_as_text(tmp_path: Path, encoding: str, packed: bool) -> None:
+    """Windows PowerShell 5's ``python train.py > train.log`` writes UTF-16LE with a byte-order mark (gzipped too)."""
     path = tmp_path / "train.log"
     lines = ["epoch 1 étape 7", "[rank3]: torch.OutOfMemoryError: CUDA out of memory."] * 40_000
     bom = "\ufeff" if encoding == "utf-16-be" else ""
-    path.write_bytes((bom + "\r\n".join(lines) + "\r\n").encode(encoding))
+    data = (bom + "\r\n".join(lines) + "\r\n").encode(encoding)
+    path.write_bytes(gzip.compress(data) if packed else data)
     text = _text(path, chunk_bytes=1 << 16)
     assert text.split("\n")[:2] == lines[:2]
     assert text.count("CUDA out of memory") == 40_000

@@ -27,6 +27,9 @@ MAX_PENDING_CHUNKS = 4
 CUT_SEARCH_BYTES = 64 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_UNPACKING_ERRORS = (gzip.BadGzipFile, EOFError, zlib.error)
+"""What unpacking a corrupt or truncated gzip stream raises (BadGzipFile is an OSError, told apart from opening's)."""
+_CORRUPT = "cannot read (corrupt or truncated compressed data?)"
 _SEPARATORS = (b" ", b"\t", b",", b";", b"&", b"'", b'"')
 _SNIFF_BYTES = 8192
 _NUL_RUN = re.compile(rb"\x00{64,}")
@@ -48,7 +51,8 @@ class Source:
     content in ``resolve_sources``; the pipeline hands dumps and archives to ``diagnose.parse.fr_sources``, never to the reader."""
 
     def open(self) -> IO[bytes]:
-        """Open the stream for binary reading; gzip data (recognised by its magic bytes, whatever the name) is unpacked."""
+        """Open the stream for binary reading; gzip data (recognised by its magic bytes, whatever the name) is unpacked,
+        and UTF-16 text (recognised by its byte-order mark, inside gzip too) is read as UTF-8."""
         raw: io.BufferedReader
         if self.data is not None:
             raw = io.BufferedReader(cast(io.RawIOBase, io.BytesIO(self.data)))
@@ -56,11 +60,12 @@ class Source:
             raw = cast(io.BufferedReader, sys.stdin.buffer)
         else:
             raw = self.path.open("rb")
+        stream: io.BufferedReader | gzip.GzipFile = raw
         if raw.peek(2)[:2] == GZIP_MAGIC:
-            return cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
-        if raw.peek(2)[:2] in _UTF16_BOMS:
-            return cast(IO[bytes], _Utf16AsUtf8(raw))
-        return raw
+            stream = gzip.GzipFile(fileobj=raw, mode="rb")
+        if stream.peek(2)[:2] in _UTF16_BOMS:  # unpacking a corrupt gzip stream raises here already
+            return cast(IO[bytes], _Utf16AsUtf8(cast(IO[bytes], stream)))
+        return cast(IO[bytes], stream)
 
 
 class _Utf16AsUtf8(io.RawIOBase):
@@ -193,6 +198,8 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chun
     """Yield the source as chunks of whole decoded lines (a line longer than a chunk is cut)."""
     try:
         stream = source.open()
+    except _UNPACKING_ERRORS as exc:
+        raise InputError(f"{shown_name(source.name)}: {_CORRUPT}: {exc}") from exc
     except OSError as exc:
         raise InputError(f"{shown_name(source.name)}: cannot open: {exc.strerror or exc}") from exc
     line_no = 1
@@ -202,8 +209,8 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chun
         while True:
             try:
                 block = stream.read(chunk_bytes)
-            except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError; a corrupt stream a zlib.error
-                raise InputError(f"{shown_name(source.name)}: cannot read (corrupt or truncated compressed data?): {exc}") from exc
+            except (OSError, *_UNPACKING_ERRORS) as exc:
+                raise InputError(f"{shown_name(source.name)}: {_CORRUPT}: {exc}") from exc
             if first:
                 if _looks_binary(block[:_SNIFF_BYTES]):
                     raise InputError(f"{shown_name(source.name)}: looks like a binary file, not a text log")
