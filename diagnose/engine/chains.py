@@ -43,12 +43,18 @@ CHAIN_MARKER = re.compile(
 ENDS_MESSAGE = ("Traceback (most recent call last)", "The above exception", "During handling of the above exception")
 EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Failure|Failed|Interrupt)|Error|Exception)(?::|$)")
 """A line that starts with an exception's type, as Python prints it (``ncclSystemError: ...``, ``RuntimeError: ...``)."""
-LAUNCHER_EXCEPTION = re.compile(r"\b(?:ChildFailedError|SignalException|ProcessRaisedException|ProcessExitedException)\b")
-"""Exceptions a launcher raises to report its workers (torchrun's agent, ``mp.spawn``), not a worker's own failure."""
+LAUNCHER_EXCEPTION = re.compile(
+    r"\b(?:ChildFailedError|SignalException|ProcessRaisedException|ProcessExitedException|TuneError|TrainingFailedError)\b"
+)
+"""Exceptions a launcher raises to report its workers (torchrun's agent, ``mp.spawn``; Ray Tune's "Trials did not complete",
+Ray Train's ``TrainingFailedError``), not a worker's own failure."""
 NESTED = "Traceback (most recent call last):"
 """A traceback printed inside a message (``Original Traceback (most recent call last):``)."""
 MESSAGE_SPAN = 40
 """How many lines after an exception line may continue its message."""
+REMOTE_TRACEBACK = re.compile(r"^(?:\w+\.)*RayTaskError(?:\([\w.]+\))?: ")
+"""Ray's exception for a failed remote task (ray/exceptions.py RayTaskError): the task's own traceback follows it, frames
+first and the remote exception last, as the message it announces."""
 CHAIN_GAP = 4
 """How many lines (blank ones and the marker) may separate two tracebacks of one chain."""
 CLOCK_HEAD = 40
@@ -97,7 +103,7 @@ def _message_end(text: Callable[[str, int], str | None], source: str, head: int)
         return head
     rank, _, head_body = split_prefix(head_text)
     end = head
-    announced = head_body.rstrip().endswith(":")
+    announced = head_body.rstrip().endswith(":") or REMOTE_TRACEBACK.match(head_body.lstrip()) is not None
     for number in range(head + 1, head + 1 + MESSAGE_SPAN):
         line = text(source, number)
         if line is None:

@@ -160,6 +160,42 @@ def test_a_weak_line_inside_a_specific_wrapper_does_not_take_over(tmp_path: Path
     assert _run(tmp_path, text).root_cause.id == "compile-failure"
 
 
+# Ray Tune 0.7 on Python 3.5 (a committed LSF stderr): RayTaskError carries the trial's own traceback after its line, and
+# TuneError reports the failed trials; a numpy import warning the run lived past came first
+NUMPY_WARNING = (
+    "/usr/lib/python3.5/importlib/_bootstrap.py:222: RuntimeWarning: numpy.dtype size changed, may indicate binary incompatibility.\n"
+)
+RAY_TUNE_TRIAL_FAILED = (
+    NUMPY_WARNING
+    + """2019-10-31 16:25:02,267	ERROR trial_runner.py:569 -- Error processing event.
+Traceback (most recent call last):
+  File "/usr/local/lib/python3.5/dist-packages/ray/tune/trial_runner.py", line 515, in _process_trial
+    result = self.trial_executor.fetch_result(trial)
+  File "/usr/local/lib/python3.5/dist-packages/ray/worker.py", line 2121, in get
+    raise value.as_instanceof_cause()
+ray.exceptions.RayTaskError(OSError): ray_Train:train() (pid=45173, host=gpu06)
+  File "/usr/local/lib/python3.5/dist-packages/ray/tune/trainable.py", line 176, in train
+    result = self._train()
+  File "/usr/local/lib/python3.5/dist-packages/torch/serialization.py", line 147, in _with_file_like
+    f.close()
+OSError: [Errno 122] Disk quota exceeded
+Traceback (most recent call last):
+  File "ray_pipeline.py", line 691, in <module>
+  File "/usr/local/lib/python3.5/dist-packages/ray/tune/tune.py", line 269, in run
+    raise TuneError("Trials did not complete", errored_trials)
+ray.tune.error.TuneError: ('Trials did not complete', [Train_0])
+"""
+)
+
+
+def test_a_ray_task_error_carries_the_remote_exception_that_ended_the_run(tmp_path: Path) -> None:
+    """The remote traceback after ``RayTaskError(...)`` is its message, and Tune's report of the failed trials is a
+    launcher's report: the trial's exception ended the run, not the warning before it."""
+    [trial] = [r for r in exceptions(_result(tmp_path, {"ray.log": RAY_TUNE_TRIAL_FAILED}).log)[("ray.log", None)] if r.first == 3]
+    assert trial.last == 13 and trial.wraps == {8: (9, 13)}
+    assert _run(tmp_path, RAY_TUNE_TRIAL_FAILED).root_cause.id == "disk-full"
+
+
 def test_the_shapes_of_one_exception(tmp_path: Path) -> None:
     trailing = "srun: error: gpu-node-07: task 0: Out Of Memory\n"  # the next output, not the exception's message
     plain = "Traceback (most recent call last):\n" + INPLACE + trailing
