@@ -44,3 +44,19 @@ def test_different_allreduce_sizes_at_one_seqnum_are_a_mismatch(tmp_path: Path) 
     rows = [(0, 0, 50, "ALLREDUCE", 1024), (1, 0, 50, "ALLREDUCE", 1024), (2, 0, 50, "ALLREDUCE", 1024), (3, 0, 50, "ALLREDUCE", 2048)]
     root, _ = _diagnose(tmp_path, rows)
     assert root == "collective-mismatch"
+
+
+def test_ascend_hccl_timeouts_are_read_like_nccl_ones(tmp_path: Path) -> None:
+    """torch_npu's ProcessGroupHCCL prints the watchdog line with ``WorkHCCL(``: the same fields, the same reasoning."""
+    log = tmp_path / "npu.log"
+    lines = [f"[rank{r}]:[I324 12:30:00.000000 train.py:1] step 10 loss 2.0" for r in range(4)]
+    lines += [
+        f"[rank{r}]:[E324 13:00:25.428029551 compiler_depend.ts:574] [Rank {r}] Watchdog caught collective operation timeout: "
+        f"WorkHCCL(SeqNum={seq}, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800185 milliseconds before timing out."
+        for r, seq in ((0, 196), (1, 196), (2, 195), (3, 196))
+    ]
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    diagnosis = diagnose([log]).diagnosis
+    assert diagnosis.root_cause.id == "nccl-timeout-hang"
+    assert diagnosis.initiating_rank == 2
+    assert any("rank 2 is behind on SeqNum" in note for note in diagnosis.notes)

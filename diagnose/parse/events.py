@@ -17,7 +17,7 @@ from diagnose.schema import Event, LogLine
 
 _STRUCTURAL: dict[str, str] = {
     "traceback": r"Traceback \(most recent call last\):",
-    "watchdog": r"Watchdog caught collective operation timeout: WorkNCCL\(|\bWork WorkNCCL\(SeqNum=\d+.*\) timed out in blocking wait",
+    "watchdog": r"Watchdog caught collective operation timeout: Work[NH]CCL\(|\bWork WorkNCCL\(SeqNum=\d+.*\) timed out in blocking wait",
     "watchdog_status": r"[Ll]ast enqueued (?:NCCL )?work: \d+, last completed (?:NCCL )?work: \d+",
     "dump_first": r"First PG on this rank to signal dumping",
     "dump_observed": r"Observed flight recorder dump signal from another rank",
@@ -45,6 +45,8 @@ _EXAMPLES: dict[str, list[str]] = {
     "watchdog": [
         "[rank0]:[E515 18:36:47.341808597 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation timeout: "
         "WorkNCCL(SeqNum=241, OpType=ALLREDUCE, NumelIn=6, NumelOut=6, Timeout(ms)=600000) ran for 600086 milliseconds before timing out.",
+        "[rank1]:[E324 13:00:25.428029551 compiler_depend.ts:574] [Rank 1] Watchdog caught collective operation timeout: "
+        "WorkHCCL(SeqNum=196, OpType=ALLREDUCE, Timeout(ms)=3600000) ran for 3600185 milliseconds before timing out.",
     ],
     "watchdog_status": [
         "[PG ID 0 PG GUID 0(default_pg) Rank 2]  failure detected by watchdog at work sequence id: 493 PG status: "
@@ -77,6 +79,8 @@ _PG_ID = re.compile(r"\[PG (?:ID )?(\d+)(?: PG GUID (\d+))?[ \](]")
 """The process group: its GUID names one group on every rank; its ID only counts the groups one process made."""
 _GROUP_RANK = re.compile(r"\[Rank (\d+)\]")
 """The rank inside the process group, in the older watchdog line that names no group."""
+_WORK = re.compile(r"Work[NH]CCL\(")
+"""ProcessGroupNCCL's work (and torch_npu's ProcessGroupHCCL's, on Ascend NPUs, with the same fields)."""
 _WORK_FIELDS = re.compile(r"(\w+(?:\(ms\))?)=([^,)]+)")
 _STATUS = re.compile(r"[Ll]ast enqueued (?:NCCL )?work: (\d+), last completed (?:NCCL )?work: (\d+)")
 _FROM_RANK = re.compile(r"from\s+rank (\d+)")
@@ -109,7 +113,8 @@ def line_event(kind: str, line: LogLine) -> Event:
     body = body_of(line.text)
     fields: dict[str, str] = {}
     if kind == "watchdog":
-        inner = body[body.find("WorkNCCL(") + 9 :].split(" ran for ", 1)[0]
+        work = _WORK.search(body)
+        inner = body[work.end() :].split(" ran for ", 1)[0] if work else ""
         fields = {k: v.strip() for k, v in _WORK_FIELDS.findall(inner)}
         ran = re.search(r"ran for (\d+) milliseconds", body)
         if ran:
