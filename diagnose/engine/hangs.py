@@ -114,6 +114,20 @@ def world_ranks(log: ParsedLog, timed_out: list[int]) -> list[int]:
     return list(range(max(log.world_size(), highest + 1)))
 
 
+def never_ready(t: Timeouts, verdict: HangVerdict) -> bool:
+    """Horovod's stall report before 0.16 lists, for each stalled tensor, the ranks that submitted it: the one rank of the
+    run in no list (the world size, else the ranks seen) never reached any of them. Ranks missing from different
+    tensors name no single one."""
+    ready = {int(rank) for event in t.events("ready_ranks") for rank in event.fields.get("ranks", "").split(",") if rank}
+    missing = sorted(set(world_ranks(t.log, sorted(ready))) - ready) if ready else []
+    if len(missing) != 1:
+        return False
+    verdict.rank = missing[0]
+    verdict.evidence = t.events("ready_ranks")[:1]
+    verdict.reason = f"Horovod's stall report lists ranks {sorted(ready)} as ready: rank {missing[0]} never submitted the tensors"
+    return True
+
+
 def silent_ranks(t: Timeouts, verdict: HangVerdict) -> bool:
     """A few ranks of the run that never timed out while the others did: they never joined (by elimination).
 
@@ -216,6 +230,7 @@ STRATEGIES: list[tuple[str, Strategy]] = [
     ("mismatched collectives", mismatched_collectives),
     ("desync report", desync_report),
     ("never entered the collective", never_entered),
+    ("never ready", never_ready),
     ("silent ranks", silent_ranks),
     ("behind on SeqNum", behind_on_seqnum),
     ("behind on enqueued work", behind_on_enqueued),
@@ -227,17 +242,18 @@ STRATEGIES: list[tuple[str, Strategy]] = [
 
 def _summary(watchdogs: list[Event], ranks: list[int]) -> str:
     if not watchdogs:
-        return f"{len(ranks)} rank(s) timed out"
+        return f"{len(ranks)} rank(s) timed out" if ranks else ""
     ops = Counter((e.fields.get("OpType", "?"), e.fields.get("SeqNum", "?")) for e in watchdogs)
     (op, seq), _ = ops.most_common(1)[0]
     return f"{len(ranks)} rank(s) timed out in {op} SeqNum {seq}"
 
 
 def analyse_hang(log: ParsedLog) -> HangVerdict | None:
-    """A verdict when the log holds collective timeouts, else None."""
+    """A verdict when the log holds collective timeouts (or a stall report), else None."""
     watchdogs = [e for e in log.events if e.kind == "watchdog"]
     statuses = [e for e in log.events if e.kind == "watchdog_status"]
-    if not watchdogs and not statuses:
+    ready = [e for e in log.events if e.kind == "ready_ranks"]
+    if not watchdogs and not statuses and not ready:
         return None
     timed_out = sorted({e.rank for e in (watchdogs or statuses) if e.rank is not None})
     verdict = HangVerdict(rank=None, reason="", timed_out_ranks=timed_out, summary=_summary(watchdogs, timed_out))

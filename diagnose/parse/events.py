@@ -23,6 +23,7 @@ _STRUCTURAL: dict[str, str] = {
     "dump_observed": r"Observed flight recorder dump signal from another rank",
     "dump_from_rank": r"Received a dump signal due to a collective timeout from\s+rank \d+",
     "lagging": r"ranks \[[\d, ]+\] are the lagging ranks|\[[\d, ]+\] finished collective #\d+, but didn't join collective #\d+",
+    "ready_ranks": r"\[ready ranks: \d+[\d, ]*\]",
     "child_failed": (
         r"Root Cause \(first observed failure\):|^Failures:$|ChildFailedError|The first process to do so was:"
         r"|text_generation_launcher: Shard \d+ (?:failed to start|crashed)"
@@ -58,6 +59,7 @@ _EXAMPLES: dict[str, list[str]] = {
         "             [7] finished collective #182, but didn't join collective #183 (count from 1)",
         "         - To our best knowledge, ranks [47] are the lagging ranks that caused this timeout. They never joined any collectives",
     ],
+    "ready_ranks": ["Stalled ops: HorovodBroadcast_InceptionV3_Logits_Conv2d_1c_1x1_weights_0 [ready ranks: 5, 6, 3, 1, 4, 0]"],
     "child_failed": ["Root Cause (first observed failure):", "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: "],
     "agent_failed": [
         "E0204 16:50:01.123000 75 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) "
@@ -86,6 +88,8 @@ _STATUS = re.compile(r"[Ll]ast enqueued (?:NCCL )?work: (\d+), last completed (?
 _FROM_RANK = re.compile(r"from\s+rank (\d+)")
 _LAGGING = re.compile(r"ranks \[([\d, ]+)\] are the lagging ranks|\[([\d, ]+)\] finished collective #\d+, but didn't join collective #\d+")
 """The desync report's lagging ranks: newer wording, and the older one (ranks that never joined the next collective)."""
+_READY = re.compile(r"\[ready ranks: ([\d, ]+)\]")
+"""Horovod's stall report before 0.16: the ranks that had submitted a stalled tensor (one list per tensor on a line)."""
 _EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failure)?)(?::\s?(?P<msg>.*))?$")
 _FRAME = re.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _EXITCODE = re.compile(r"exitcode\s*:?\s*(-?\d+)")
@@ -137,6 +141,9 @@ def line_event(kind: str, line: LogLine) -> Event:
     elif kind == "lagging":
         lagging = _LAGGING.search(body)
         fields = {"ranks": (lagging.group(1) or lagging.group(2)).replace(" ", "")} if lagging else {}
+    elif kind == "ready_ranks":
+        ready = {rank for listed in _READY.findall(body) for rank in listed.replace(" ", "").split(",") if rank}
+        fields = {"ranks": ",".join(sorted(ready, key=int))}
     elif kind in ("agent_failed", "signal"):
         exitcode = _EXITCODE.search(body)
         signal = _SIGNAL.search(body)

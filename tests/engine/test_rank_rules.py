@@ -237,6 +237,27 @@ def test_the_older_desync_report_names_the_rank_that_never_joined(tmp_path: Path
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-timeout-hang", 2)
 
 
+HOROVOD_STALL = (
+    "[1,0]<stderr>:WARNING: One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks "
+    "and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks are trying to "
+    "submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock. Stalled ops: "
+    "HorovodBroadcast_dense_kernel_0 [ready ranks: {a}], HorovodBroadcast_dense_bias_0 [ready ranks: {b}]\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ("5, 6, 3, 1, 4, 0", "5, 6, 3, 1, 4, 0", 2),  # one rank of the seven in no list: it never submitted them
+        ("0, 1, 2, 4, 5, 6", "0, 1, 3, 4, 5, 6", None),  # ranks missing from different tensors: a mismatch, no one rank
+    ],
+)
+def test_horovods_ready_ranks_name_the_rank_that_never_submitted(tmp_path: Path, a: str, b: str, expected: int | None) -> None:
+    text = "".join(f"[1,{r}]<stdout>:Epoch 1/10 step 12\n" for r in range(7)) + HOROVOD_STALL.format(a=a, b=b)
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-timeout-hang", expected)
+
+
 DEEPSPEED_HEAD = (
     "gpu-node-a: [2024-02-19 17:00:30,000] [INFO] [launch.py:146:main] WORLD INFO DICT: {'gpu-node-a': [0, 1, 2, 3], "
     "'gpu-node-b': [0, 1, 2, 3]}\n"
