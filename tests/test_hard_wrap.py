@@ -78,6 +78,14 @@ def test_a_secret_cut_by_the_wrap_is_masked_whole(tmp_path: Path) -> None:
         [ILLEGAL] * 8 + [ASYNC[:60]] * 3,  # one message repeated on every rank, all at the longest length
         [f"[rank{r}]: " + "x" * 90 for r in range(6)],  # lines cut at a fixed width: each next one starts a record
         [TRAINING.format(r=r, s=s) for s in range(100, 103) for r in range(4)],  # lengths spread as printed
+        [  # quoted in Markdown: the frame after each long line starts a record behind its "> "
+            "> Traceback (most recent call last):",
+            '>   File "agent.py", line 60, in rememberMulti',
+            ">     [self.remember(obs_old.cpu(), act, obs.cpu(), rew, h0.detach().cpu(), c0.detach().cpu()) for _ in x]",
+            '>   File "agent.py", line 60, in <listcomp>',
+            ">     [self.remember(obs_old.cpu(), act, obs.cpu(), rew, h0.detach().cpu(), c0.detach().cpu()) for _ in x]",
+            "> KeyboardInterrupt",
+        ],
     ],
 )
 def test_logs_that_were_not_wrapped_are_left_alone(lines: list[str]) -> None:
