@@ -152,13 +152,16 @@ def score_candidates(
             scored[strong_first.entry_id].notes.append(
                 "only warnings: the output stops while this failure is still being retried (the run stalled here)"
             )
-    # no timeout expired (no hang verdict), the stall reports stop and the run goes on: the others waited for a slow rank
-    if hang is None and not initiating and HANG_ENTRY in scored and STRAGGLER_ENTRY in entries and outlived_stall(log, cascade):
+    # no timeout expired (a verdict, if any, from stall reports alone), the stall reports stop and the run goes on: the
+    # others waited for a slow rank
+    no_timeout = hang is None or not hang.timed_out_ranks
+    slow = no_timeout and not initiating and HANG_ENTRY in scored and STRAGGLER_ENTRY in entries and outlived_stall(log, cascade)
+    if slow:
         item = scored.pop(HANG_ENTRY)
         item.entry_id = STRAGGLER_ENTRY
         item.notes.append("the run went on after the stall reports and nothing failed: a slow rank, not a hang")
         scored[STRAGGLER_ENTRY] = item
-    if hang is not None and not initiating:
+    if hang is not None and not initiating and not slow:
         if hang.mismatch:  # ranks blocked in different collectives at one SeqNum: stronger than "a timeout"
             item = scored.setdefault("collective-mismatch", Scored("collective-mismatch", 0.0))
             item.score = max(item.score, MISMATCH_SCORE)

@@ -6,6 +6,7 @@ names a rank (or a fabric-wide stall) decides. When none does, no rank stands ou
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,6 +16,10 @@ from diagnose.schema import Event
 
 SILENT_SHARE = 8
 """Ranks that never timed out count as the culprits only when they are at most 1/8 of the ranks seen."""
+MAX_LISTED = 64
+"""Lines under a Horovod stall report's header read as its ranks, at most."""
+_LISTED = re.compile(r"(?:^|[:>]\s?)(\d+)!?: \[([^\]]*)\]\s*$")
+"""One rank of a Horovod stall report (0.20+): ``1: [allreduce.a, allreduce.b ...]``, ``3!: [...]`` when it is to be shut down."""
 MIN_TIMEOUTS_UNSTATED = 3
 """Without the launcher's world size, ranks timing out before a rank counts as silent: two ranks of an excerpt that
 happen to be shown (0 and 2) say nothing about rank 1."""
@@ -128,6 +133,39 @@ def never_ready(t: Timeouts, verdict: HangVerdict) -> bool:
     return True
 
 
+def _stall_report(log: ParsedLog, header: Event) -> dict[int, frozenset[str]]:
+    """The ranks a Horovod stall report lists under its header, each with the tensors it has not submitted."""
+    anchor = header.lines[0]
+    listed: dict[int, frozenset[str]] = {}
+    for step in range(1, MAX_LISTED + 1):
+        text = log.line_text(anchor.source, anchor.line + step)
+        match = _LISTED.search(text) if text is not None else None
+        if match is None:
+            break
+        tensors = match.group(2).removesuffix("...").split(",")
+        listed[int(match.group(1))] = frozenset(t.strip() for t in tensors if t.strip())
+    return listed
+
+
+def stalled_on_different_tensors(t: Timeouts, verdict: HangVerdict) -> bool:
+    """Horovod's stall report (0.20+) lists each rank with the tensors it has not submitted: two ranks missing none of
+    the same tensors are blocked in different collectives, a mismatch (the latest report decides)."""
+    reports = t.events("stall_report")
+    listed = _stall_report(t.log, reports[-1]) if reports else {}
+    ranks = sorted(listed)
+    apart = [(a, b) for i, a in enumerate(ranks) for b in ranks[i + 1 :] if listed[a] and listed[b] and not listed[a] & listed[b]]
+    if not apart:
+        return False
+    a, b = apart[0]
+    verdict.mismatch = True
+    verdict.evidence = reports[-1:]
+    verdict.reason = (
+        f"Horovod's stall report: rank {a} has not submitted {sorted(listed[a])[:2]}, rank {b} {sorted(listed[b])[:2]}: "
+        "they wait in different collectives"
+    )
+    return True
+
+
 def silent_ranks(t: Timeouts, verdict: HangVerdict) -> bool:
     """A few ranks of the run that never timed out while the others did: they never joined (by elimination).
 
@@ -231,6 +269,7 @@ STRATEGIES: list[tuple[str, Strategy]] = [
     ("desync report", desync_report),
     ("never entered the collective", never_entered),
     ("never ready", never_ready),
+    ("stalled on different tensors", stalled_on_different_tensors),
     ("silent ranks", silent_ranks),
     ("behind on SeqNum", behind_on_seqnum),
     ("behind on enqueued work", behind_on_enqueued),
@@ -249,11 +288,11 @@ def _summary(watchdogs: list[Event], ranks: list[int]) -> str:
 
 
 def analyse_hang(log: ParsedLog) -> HangVerdict | None:
-    """A verdict when the log holds collective timeouts (or a stall report), else None."""
+    """A verdict when the log holds collective timeouts, or a stall report that names a rank or a mismatch, else None."""
     watchdogs = [e for e in log.events if e.kind == "watchdog"]
     statuses = [e for e in log.events if e.kind == "watchdog_status"]
-    ready = [e for e in log.events if e.kind == "ready_ranks"]
-    if not watchdogs and not statuses and not ready:
+    stall_reports = [e for e in log.events if e.kind in ("ready_ranks", "stall_report")]
+    if not watchdogs and not statuses and not stall_reports:
         return None
     timed_out = sorted({e.rank for e in (watchdogs or statuses) if e.rank is not None})
     verdict = HangVerdict(rank=None, reason="", timed_out_ranks=timed_out, summary=_summary(watchdogs, timed_out))
@@ -261,6 +300,8 @@ def analyse_hang(log: ParsedLog) -> HangVerdict | None:
     for _name, strategy in STRATEGIES:
         if strategy(timeouts, verdict):
             return verdict
+    if not watchdogs and not statuses:  # a stall inspector's reports that name neither a rank nor a mismatch
+        return None
     verdict.evidence = watchdogs[:1]
     verdict.reason = "timeouts only; no rank stands out"
     return verdict

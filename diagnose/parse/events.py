@@ -24,6 +24,7 @@ _STRUCTURAL: dict[str, str] = {
     "dump_from_rank": r"Received a dump signal due to a collective timeout from\s+rank \d+",
     "lagging": r"ranks \[[\d, ]+\] are the lagging ranks|\[[\d, ]+\] finished collective #\d+, but didn't join collective #\d+",
     "ready_ranks": r"\[ready ranks: \d+[\d, ]*\]",
+    "stall_report": r"^(?:Missing|Stalled) ranks:\s*$",
     "child_failed": (
         r"Root Cause \(first observed failure\):|^Failures:$|ChildFailedError|The first process to do so was:"
         r"|text_generation_launcher: Shard \d+ (?:failed to start|crashed)"
@@ -60,6 +61,7 @@ _EXAMPLES: dict[str, list[str]] = {
         "         - To our best knowledge, ranks [47] are the lagging ranks that caused this timeout. They never joined any collectives",
     ],
     "ready_ranks": ["Stalled ops: HorovodBroadcast_InceptionV3_Logits_Conv2d_1c_1x1_weights_0 [ready ranks: 5, 6, 3, 1, 4, 0]"],
+    "stall_report": ["[0]<stderr>:Missing ranks:", "Stalled ranks:"],
     "child_failed": ["Root Cause (first observed failure):", "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: "],
     "agent_failed": [
         "E0204 16:50:01.123000 75 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) "

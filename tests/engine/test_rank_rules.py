@@ -258,6 +258,34 @@ def test_horovods_ready_ranks_name_the_rank_that_never_submitted(tmp_path: Path,
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-timeout-hang", expected)
 
 
+def test_horovods_ready_ranks_name_the_slow_rank_when_the_run_goes_on(tmp_path: Path) -> None:
+    ready = "5, 6, 3, 1, 4, 0"
+    text = "".join(f"[1,{r}]<stdout>:Epoch 1/10 step 12\n" for r in range(7)) + HOROVOD_STALL.format(a=ready, b=ready)
+    text += "".join(f"[1,{r}]<stdout>:Epoch 2/10 step 1\n" for r in range(7))
+    diagnosis = _run(tmp_path, text)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("straggler-rank", 2)
+
+
+HOROVOD_MISSING = (
+    "[0]<stderr>:[2020-12-29 16:50:57.724380: W horovod/common/stall_inspector.cc:105] One or more tensors were submitted to "
+    "be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. "
+    "This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is "
+    "submitting tensors, which will cause deadlock.\n[0]<stderr>:Missing ranks:\n[0]<stderr>:0: [{a}]\n[0]<stderr>:1: [{b}]\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ("broadcast.bool.sz", "allreduce.c_d1.bias, allreduce.c_d1.weight ...", "collective-mismatch"),  # blocked apart
+        ("allreduce.c_d1.bias", "allreduce.c_d1.bias", "nccl-timeout-hang"),  # both late for the same tensor: no mismatch
+    ],
+)
+def test_horovod_ranks_missing_different_tensors_are_a_mismatch(tmp_path: Path, a: str, b: str, expected: str) -> None:
+    diagnosis = _run(tmp_path, "[0]<stdout>:Epoch 1 step 12\n[1]<stdout>:Epoch 1 step 12\n" + HOROVOD_MISSING.format(a=a, b=b))
+    assert diagnosis.root_cause.id == expected
+
+
 DEEPSPEED_HEAD = (
     "gpu-node-a: [2024-02-19 17:00:30,000] [INFO] [launch.py:146:main] WORLD INFO DICT: {'gpu-node-a': [0, 1, 2, 3], "
     "'gpu-node-b': [0, 1, 2, 3]}\n"
