@@ -20,6 +20,8 @@ PREFIXES = [
     ("worker-3: Traceback (most recent call last):", None, "worker-3"),
     ("[1,7]<stderr>:RuntimeError: NCCL error", 7, None),
     ("[3]<stderr>:RuntimeError: Horovod has been shut down.", 3, None),  # horovodrun (Gloo): no job id
+    ("[1,mpirank:7,algo-2]<stderr>:FileNotFoundError: x", 7, "algo-2"),  # SageMaker's mpirun
+    ("[1,mpirank:0,algo-1]:INFO:__main__:Hello from global rank 0", 0, "algo-1"),
     ("[rank: 2] Epoch 3: 100%", 2, None),
     ("[pod/<POD_1>/pytorch] RuntimeError: x", None, "<POD_1>"),
     ("[pod/train-worker-4/pytorch] RuntimeError: x", 4, "train-worker-4"),

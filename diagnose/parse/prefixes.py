@@ -30,6 +30,11 @@ PREFIXES: list[tuple[str, re.Pattern[str]]] = [
     ("timestamp", re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?:?\s")),
     # Open MPI's --tag-output "[job,rank]<stderr>:"; horovodrun (Gloo) "[rank]<stderr>:"
     ("mpi", re.compile(r"\[(?:(?P<job>\d+),)?(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")),
+    # SageMaker's mpirun (sagemaker-training-toolkit): "[1,mpirank:7,algo-2]<stderr>:", the stream tag sometimes left out
+    (
+        "sagemaker-mpi",
+        re.compile(r"\[\d+,mpirank:(?P<rank>\d+),(?P<host><(?:HOST|POD|IP)_\d+>|[\w.-]+)\](?:<(?:stdout|stderr)>)?:\s?"),
+    ),
     ("torchrun", re.compile(rf"\[(?:{_WORDS})(?P<rank>\d+)\]:\s?")),
     ("lightning", re.compile(r"\[rank: (?P<rank>\d+)\]\s?")),
     ("kubectl", re.compile(r"\[pod/(?P<host>[^/\]\s]+)/[^\]\s]*\]\s")),
@@ -83,6 +88,7 @@ RANK_CENSUS: list[tuple[str, re.Pattern[str]]] = [
     *((f"[{word}", re.compile(rf"\[{word}(\d+)\]:")) for word in RANK_WORDS),
     ("[rank: ", re.compile(r"\[rank: (\d+)\]")),
     ("]<std", re.compile(r"[,\[](\d+)\]<std")),
+    (",mpirank:", re.compile(r",mpirank:(\d+),")),
 ]
 """(literal, pattern) per prefix style, for counting ranks over a whole chunk: the literal lets a chunk skip the pattern."""
 
