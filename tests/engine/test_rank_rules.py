@@ -246,24 +246,20 @@ HOROVOD_STALL = (
 
 
 @pytest.mark.parametrize(
-    ("a", "b", "expected"),
+    ("a", "b", "then", "expected"),
     [
-        ("5, 6, 3, 1, 4, 0", "5, 6, 3, 1, 4, 0", 2),  # one rank of the seven in no list: it never submitted them
-        ("0, 1, 2, 4, 5, 6", "0, 1, 3, 4, 5, 6", None),  # ranks missing from different tensors: a mismatch, no one rank
+        ("5, 6, 3, 1, 4, 0", "5, 6, 3, 1, 4, 0", "", ("nccl-timeout-hang", 2)),  # one rank of the seven in no list
+        ("0, 1, 2, 4, 5, 6", "0, 1, 3, 4, 5, 6", "", ("nccl-timeout-hang", None)),  # missing from different tensors: no one
+        ("5, 6, 3, 1, 4, 0", "5, 6, 3, 1, 4, 0", "Epoch 2/10 step 1", ("straggler-rank", 2)),  # the run went on: slow, not hung
     ],
 )
-def test_horovods_ready_ranks_name_the_rank_that_never_submitted(tmp_path: Path, a: str, b: str, expected: int | None) -> None:
-    text = "".join(f"[1,{r}]<stdout>:Epoch 1/10 step 12\n" for r in range(7)) + HOROVOD_STALL.format(a=a, b=b)
+def test_horovods_ready_ranks_name_the_rank_that_never_submitted(
+    tmp_path: Path, a: str, b: str, then: str, expected: tuple[str, int | None]
+) -> None:
+    steps = [f"[1,{r}]<stdout>:{step}\n" for step in ("Epoch 1/10 step 12", then) if step for r in range(7)]
+    text = "".join(steps[:7]) + HOROVOD_STALL.format(a=a, b=b) + "".join(steps[7:])
     diagnosis = _run(tmp_path, text)
-    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-timeout-hang", expected)
-
-
-def test_horovods_ready_ranks_name_the_slow_rank_when_the_run_goes_on(tmp_path: Path) -> None:
-    ready = "5, 6, 3, 1, 4, 0"
-    text = "".join(f"[1,{r}]<stdout>:Epoch 1/10 step 12\n" for r in range(7)) + HOROVOD_STALL.format(a=ready, b=ready)
-    text += "".join(f"[1,{r}]<stdout>:Epoch 2/10 step 1\n" for r in range(7))
-    diagnosis = _run(tmp_path, text)
-    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("straggler-rank", 2)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == expected
 
 
 HOROVOD_MISSING = (
