@@ -10,8 +10,8 @@ import pytest
 
 from diagnose.encyclopedia.entries import load_entries
 from diagnose.engine.signatures import SignatureRules
-from diagnose.parse.events import EXAMPLES, STRUCTURAL
 from diagnose.parse.scanner import Scanner
+from diagnose.parse.structural import EXAMPLES, STRUCTURAL
 
 PATTERNS = [r"CUDA out of memory", r"Watchdog caught collective operation timeout", r"\bNaN\b"]
 

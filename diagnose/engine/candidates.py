@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from diagnose.encyclopedia.entries import Entry
 from diagnose.engine.chains import causes_first
-from diagnose.engine.hangs import HangVerdict
+from diagnose.engine.hang_models import HangVerdict
 from diagnose.engine.terminal import (
     CLOCK_TOLERANCE,
     PYTHON_WARNING,

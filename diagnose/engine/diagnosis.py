@@ -12,7 +12,7 @@ from diagnose.encyclopedia.entries import Entry
 from diagnose.engine.attribution import attribute_rank, launcher_rank, reported_root_rank
 from diagnose.engine.candidates import Scored, chronological
 from diagnose.engine.chains import exceptions
-from diagnose.engine.hangs import HangVerdict
+from diagnose.engine.hang_models import HangVerdict
 from diagnose.engine.lookup_lines import failure_lines
 from diagnose.engine.terminal import fatal_and_survived, recovered
 from diagnose.engine.unexplained import raised_before_exit

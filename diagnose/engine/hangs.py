@@ -6,53 +6,18 @@ names a rank (or a fabric-wide stall) decides. When none does, no rank stands ou
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
+from diagnose.engine.hang_models import HangVerdict, Strategy, Timeouts, world_ranks
+from diagnose.engine.stall_reports import never_ready, stalled_on_different_tensors
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Event
 
 SILENT_SHARE = 8
 """Ranks that never timed out count as the culprits only when they are at most 1/8 of the ranks seen."""
-MAX_LISTED = 64
-"""Lines under a Horovod stall report's header read as its ranks, at most."""
-_LISTED = re.compile(r"(?:^|[:>]\s?)(\d+)!?: \[([^\]]*)\]\s*$")
-"""One rank of a Horovod stall report (0.20+): ``1: [allreduce.a, allreduce.b ...]``, ``3!: [...]`` when it is to be shut down."""
 MIN_TIMEOUTS_UNSTATED = 3
 """Without the launcher's world size, ranks timing out before a rank counts as silent: two ranks of an excerpt that
 happen to be shown (0 and 2) say nothing about rank 1."""
-
-
-@dataclass
-class HangVerdict:
-    """What the timeouts say: the suspect rank, why, the evidence events, and a mismatch if seen."""
-
-    rank: int | None
-    reason: str
-    evidence: list[Event] = field(default_factory=list)
-    mismatch: bool = False
-    timed_out_ranks: list[int] = field(default_factory=list)
-    summary: str = ""
-
-
-@dataclass
-class Timeouts:
-    """The hang-related events of a log, gathered once for every strategy."""
-
-    log: ParsedLog
-    watchdogs: list[Event]
-    statuses: list[Event]
-    timed_out: list[int]
-
-    def events(self, kind: str) -> list[Event]:
-        """Every event of one kind."""
-        return [e for e in self.log.events if e.kind == kind]
-
-
-Strategy = Callable[[Timeouts, HangVerdict], bool]
-"""Fills in the verdict and returns True when it decides; returns False to let the next one try."""
 
 
 SIZES_MUST_AGREE = frozenset({"ALLREDUCE", "BROADCAST", "REDUCE"})
@@ -109,59 +74,6 @@ def never_entered(t: Timeouts, verdict: HangVerdict) -> bool:
         f"rank {idle[0].rank} had completed all the work it enqueued "
         f"({idle[0].fields.get('last_completed')}) while others were inside a collective: "
         "it never entered the collective"
-    )
-    return True
-
-
-def world_ranks(log: ParsedLog, timed_out: list[int]) -> list[int]:
-    """Every rank of the run: the launcher's world size (WORLD_SIZE, nnodes x nproc), else 0 up to the highest rank seen."""
-    highest = max([*log.ranks, *timed_out], default=-1)
-    return list(range(max(log.world_size(), highest + 1)))
-
-
-def never_ready(t: Timeouts, verdict: HangVerdict) -> bool:
-    """Horovod's stall report before 0.16 lists, for each stalled tensor, the ranks that submitted it: the one rank of the
-    run in no list (the world size, else the ranks seen) never reached any of them. Ranks missing from different
-    tensors name no single one."""
-    ready = {int(rank) for event in t.events("ready_ranks") for rank in event.fields.get("ranks", "").split(",") if rank}
-    missing = sorted(set(world_ranks(t.log, sorted(ready))) - ready) if ready else []
-    if len(missing) != 1:
-        return False
-    verdict.rank = missing[0]
-    verdict.evidence = t.events("ready_ranks")[:1]
-    verdict.reason = f"Horovod's stall report lists ranks {sorted(ready)} as ready: rank {missing[0]} never submitted the tensors"
-    return True
-
-
-def _stall_report(log: ParsedLog, header: Event) -> dict[int, frozenset[str]]:
-    """The ranks a Horovod stall report lists under its header, each with the tensors it has not submitted."""
-    anchor = header.lines[0]
-    listed: dict[int, frozenset[str]] = {}
-    for step in range(1, MAX_LISTED + 1):
-        text = log.line_text(anchor.source, anchor.line + step)
-        match = _LISTED.search(text) if text is not None else None
-        if match is None:
-            break
-        tensors = match.group(2).removesuffix("...").split(",")
-        listed[int(match.group(1))] = frozenset(t.strip() for t in tensors if t.strip())
-    return listed
-
-
-def stalled_on_different_tensors(t: Timeouts, verdict: HangVerdict) -> bool:
-    """Horovod's stall report (0.20+) lists each rank with the tensors it has not submitted: two ranks missing none of
-    the same tensors are blocked in different collectives, a mismatch (the latest report decides)."""
-    reports = t.events("stall_report")
-    listed = _stall_report(t.log, reports[-1]) if reports else {}
-    ranks = sorted(listed)
-    apart = [(a, b) for i, a in enumerate(ranks) for b in ranks[i + 1 :] if listed[a] and listed[b] and not listed[a] & listed[b]]
-    if not apart:
-        return False
-    a, b = apart[0]
-    verdict.mismatch = True
-    verdict.evidence = reports[-1:]
-    verdict.reason = (
-        f"Horovod's stall report: rank {a} has not submitted {sorted(listed[a])[:2]}, rank {b} {sorted(listed[b])[:2]}: "
-        "they wait in different collectives"
     )
     return True
 

@@ -11,8 +11,7 @@ from collections.abc import Callable, Iterable
 from itertools import tee
 from typing import Protocol
 
-from diagnose.parse import events
-from diagnose.parse.events import STRUCTURAL, child_failed_block, collect_traceback, ignored_exception, line_event, traceback_event
+from diagnose.parse.events import child_failed_block, collect_traceback, ignored_exception, line_event, traceback_event
 from diagnose.parse.hard_wrap import Unwrapper
 from diagnose.parse.ingest import Chunk, Source, cut_long_lines, read_chunks
 from diagnose.parse.late_values import sweep_late_values
@@ -26,6 +25,7 @@ from diagnose.parse.roles import assign_roles
 from diagnose.parse.runs import keep_last_run
 from diagnose.parse.scanner import Scanner
 from diagnose.parse.sources import masked_name, ordered_sources
+from diagnose.parse.structural import EXAMPLES, STRUCTURAL
 from diagnose.parse.timestamps import YEARLESS, iso_year, parse_timestamp, rebase_log
 from diagnose.parse.wrapped import WrappedMessages
 from diagnose.schema import Event, Finding, LogLine, Redactions
@@ -72,7 +72,7 @@ class LogReader:
         self.redactor = redactor
         self.progress = progress
         self.scanner = Scanner(
-            list(STRUCTURAL.values()) + rules.patterns, cache_dir=user_dir() / "cache", examples=[*events.EXAMPLES, *rules.examples]
+            list(STRUCTURAL.values()) + rules.patterns, cache_dir=user_dir() / "cache", examples=[*EXAMPLES, *rules.examples]
         )
         self.kinds = list(STRUCTURAL)
         self._wrapped = WrappedMessages(self.scanner, rules, self.kinds.index("error_line"), len(self.kinds))
