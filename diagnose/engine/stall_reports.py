@@ -23,12 +23,13 @@ def never_ready(t: Timeouts, verdict: HangVerdict) -> bool:
     """Horovod's stall report before 0.16 lists, for each stalled tensor, the ranks that submitted it: the one rank of the
     run in no list (the world size, else the ranks seen) never reached any of them. Ranks missing from different
     tensors name no single one."""
-    ready = {int(rank) for event in t.events("ready_ranks") for rank in event.fields.get("ranks", "").split(",") if rank}
+    reports = t.events("ready_ranks")
+    ready = {int(rank) for event in reports for rank in event.fields.get("ranks", "").split(",") if rank}
     missing = sorted(set(world_ranks(t.log, sorted(ready))) - ready) if ready else []
     if len(missing) != 1:
         return False
     verdict.rank = missing[0]
-    verdict.evidence = t.events("ready_ranks")[:1]
+    verdict.evidence = reports[:1]
     verdict.reason = f"Horovod's stall report lists ranks {sorted(ready)} as ready: rank {missing[0]} never submitted the tensors"
     return True
 

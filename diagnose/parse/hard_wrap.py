@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from diagnose.parse.prefixes import QUOTE
+
 MIN_WIDTH = 60
 MAX_WIDTH = 400
 MIN_WRAPPED = 2
@@ -30,7 +32,7 @@ MAX_NEW_RECORDS = 0.3
 HEAD = 6
 NOTE = "{name} is hard-wrapped at {width} columns: each wrapped line is read whole, at its first line"
 _DIGITS = re.compile(r"\d+")
-_QUOTE = re.compile(r"^(?:> ?)+")
+_QUOTES = re.compile(rf"^(?:{QUOTE.pattern})+")
 RECORD_START = re.compile(
     r"^(?:\s*(?:\[(?:rank|default|worker)?\d+\]:|\d{1,5}: )|\[?\d{4}-\d\d-\d\d|[IWEF]\d{4} "
     r"|\[?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b|Traceback |\s+File \")"
@@ -57,7 +59,7 @@ def wrap_width(lines: list[str]) -> int | None:
 def _starts_record(line: str, before: str) -> bool:
     """True when ``line`` starts like a record of its own: like the line before it (digits aside), or with a prefix.
     A Markdown or e-mail quote marker (``> ``) on every line is no part of what was printed."""
-    line, before = _QUOTE.sub("", line), _QUOTE.sub("", before)
+    line, before = _QUOTES.sub("", line), _QUOTES.sub("", before)
     return _DIGITS.sub("#", line[:HEAD]) == _DIGITS.sub("#", before[:HEAD]) or bool(RECORD_START.match(line))
 
 

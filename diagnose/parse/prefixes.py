@@ -19,6 +19,9 @@ _WORDS = "|".join(RANK_WORDS)
 RANK_PREFIX = re.compile(rf"\[(?:{_WORDS})(\d+)\]:")
 """A torchrun rank prefix anywhere in a line."""
 
+QUOTE = re.compile(r">(?: |(?=>|$))")
+"""A Markdown or e-mail quote marker before a pasted line (``> ``, ``>>``): no part of what was printed."""
+
 PREFIXES: list[tuple[str, re.Pattern[str]]] = [
     # the CRI container log file (/var/log/pods/..., what kubelet's log collectors ship): time, stream, Partial/Full
     ("cri", re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) (?:stdout|stderr) [PF] ")),
@@ -50,7 +53,7 @@ PREFIXES: list[tuple[str, re.Pattern[str]]] = [
     ("sglang-parallel", re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: [A-Z]{2}\d+)+\]\s?")),
     ("srun", re.compile(r"\s{0,4}(?P<rank>\d{1,5}): ")),
     # a pasted log quoted in Markdown or e-mail ("> [rank3]: ..."): the quote marker is no part of what was printed
-    ("quote", re.compile(r">(?: |(?=>|$))")),
+    ("quote", QUOTE),
 ]
 """Every launcher prefix, in the order they are tried at the start of a line."""
 
