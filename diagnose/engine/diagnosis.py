@@ -92,6 +92,8 @@ def collateral_groups(log: ParsedLog, entries: dict[str, Entry], root_id: str, h
         title = entry.title if entry else group.entry_id
         if group.entry_id == "nccl-timeout-hang" and hang is not None and hang.summary:
             summary = hang.summary
+        elif group.role == "initiating" and root_id == UNKNOWN_ENTRY:
+            summary = f"also seen: {title} ({group.count} line(s)); not the root cause (survived, or after an error no entry knows)"
         elif group.role == "initiating":
             summary = f"later: {title} ({group.count} line(s)); after the root cause, not its origin"
         else:
@@ -194,7 +196,7 @@ def unknown_diagnosis(log: ParsedLog, entries: dict[str, Entry], hang: HangVerdi
         initiating_rank=rank,
         initiating_host=first[0].host if first and first[0].rank == rank else log.hosts.get(rank) if rank is not None else None,
         evidence=_evidence(lines),
-        collateral=collateral_groups(log, entries, "unknown", hang),
+        collateral=collateral_groups(log, entries, UNKNOWN_ENTRY, hang),
         mechanism=text.mechanism if text else "",
         fix=text.fix if text else [],
         verify=text.verify if text else [],

@@ -49,6 +49,9 @@ WARNING_SPAN = 10
 NESTED_TRACEBACK = "Traceback (most recent call last)"
 RECOVERY_WINDOW = 3
 """How many following lines of the same file may say the error was handled."""
+CPP_BACKTRACE = re.compile(r"^\s*(?:Exception raised from \S+ at \S+ \(most recent call first\):|frame #\d+: |<omitting python frames>)")
+"""The C++ backtrace that c10's ``what()`` carries: part of the message it follows (a warning that prints the error it
+retries on prints this too), not a line of its own."""
 CLOCK_TOLERANCE = 2.0
 """Timestamps closer than this do not order two lines (hosts' clocks drift, output is buffered)."""
 DELIBERATE = frozenset({"user-interrupt"})
@@ -92,14 +95,16 @@ def recovered(log: ParsedLog, finding: Finding) -> bool:
 
 
 def ends_retrying(log: ParsedLog, finding: Finding) -> bool:
-    """True when the file ends on the finding's failure: after it come only blank lines and lines of the same entry
-    (the store connection still being retried when the output stops). Unknown (False) when the file was not kept whole."""
+    """True when the file ends on the finding's failure: after it come only blank lines, lines of the same entry (the
+    store connection still being retried when the output stops) and the C++ backtrace such a line's error carries.
+    Unknown (False) when the file was not kept whole."""
     kept = log.lines.get(finding.evidence.source)
     if kept is None:
         return False
     same = {f.evidence.line for f in log.findings if f.entry_id == finding.entry_id and f.evidence.source == finding.evidence.source}
     after = enumerate(kept[finding.evidence.line :], finding.evidence.line + 1)
-    return all(not body_of(text).strip() or number in same for number, text in after)  # kubectl stamps blank lines too
+    # kubectl stamps blank lines too
+    return all(not body_of(text).strip() or number in same or CPP_BACKTRACE.match(body_of(text)) for number, text in after)
 
 
 def fatal_and_survived(log: ParsedLog, findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:

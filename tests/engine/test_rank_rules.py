@@ -224,6 +224,26 @@ def test_a_log_that_stops_while_a_failure_is_retried_names_it_with_a_note(tmp_pa
     assert _run(tmp_path, stamped).root_cause.id == "rendezvous-failure"  # kubectl --timestamps stamps blank lines too
 
 
+@pytest.mark.parametrize("then", ["", "02/04/2025 07:41:12 - INFO - __main__ - Step 1/1000 loss=2.31\n"])
+def test_the_cpp_backtrace_a_retried_error_carries_is_part_of_it(tmp_path: Path, then: str) -> None:
+    # c10d's retry warning prints the error it retries on, with the backtrace c10's what() carries; the output stopping
+    # inside that backtrace stops on the retry, a step after it shows the connection came back
+    text = (
+        "[E116 16:28:06.126274500 socket.cpp:1019] [c10d] The client socket has timed out after 600000ms while trying to "
+        "connect to (127.0.0.1, 33429).\n"
+        "[W116 16:28:06.135107226 TCPStore.cpp:343] [c10d] TCP client failed to connect/validate to host 127.0.0.1:33429 - "
+        "retrying (try=0, timeout=600000ms, delay=60102ms): The client socket has timed out after 600000ms while trying to "
+        "connect to (127.0.0.1, 33429).\n"
+        "Exception raised from throwTimeoutError at /pytorch/torch/csrc/distributed/c10d/socket.cpp:1021 (most recent call first):\n"
+        "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x98 (0x7f8d64d785e8 in /opt/torch/lib/libc10.so)\n"
+        "frame #1: <unknown function> + 0x5ba8bfe (0x7f8d4d1a8bfe in /opt/torch/lib/libtorch_cpu.so)\n" + then
+    )
+    diagnosis = _run(tmp_path, text)
+    assert diagnosis.root_cause.id == ("unknown" if then else "rendezvous-failure")
+    if then:  # what the run lived past is shown as such, never as "after the root cause" when there is none
+        assert [c.summary.split(";")[0] for c in diagnosis.collateral] == ["also seen: Workers could not rendezvous (3 line(s))"]
+
+
 def test_the_older_desync_report_names_the_rank_that_never_joined(tmp_path: Path) -> None:
     watchdog = (
         "{r}: [E ProcessGroupNCCL.cpp:475] [Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1184522, "
@@ -721,12 +741,13 @@ def test_a_loggers_local_rank_names_no_rank_when_two_nodes_log(tmp_path: Path) -
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("cuda-oom", None)
 
 
-def test_a_bare_exception_line_takes_the_rank_of_the_logger_record_that_repeats_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stamp", ["", "2025-05-01T00:01:58.000000118Z ", "> "])  # as printed, kubectl --timestamps, quoted
+def test_a_bare_exception_line_takes_the_rank_of_the_logger_record_that_repeats_it(tmp_path: Path, stamp: str) -> None:
     text = (
         "Traceback (most recent call last):\n"
         '  File "/home/user/OLMo/olmo/model.py", line 1455, in forward\n'
         "    logits = F.linear(x, self.transformer.wte.weight, None)\n"
         f"torch.OutOfMemoryError: {_OOM}\n" + _allenai("16:00:32.886", "gpu-node-a", 2, f"Uncaught OutOfMemoryError: {_OOM}")
     )
-    diagnosis = _run(tmp_path, text)
+    diagnosis = _run(tmp_path, "".join(stamp + line for line in text.splitlines(keepends=True)))
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("cuda-oom", 2)
