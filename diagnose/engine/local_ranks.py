@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from diagnose.parse.parsed_log import ParsedLog
-from diagnose.parse.prefixes import split_prefix_local
+from diagnose.parse.prefixes import body_of, split_prefix_local
 from diagnose.schema import Finding, LogLine
 
 _MESSAGE = re.compile(r"^[\w.]*(?:Error|Exception): (\S.*)")
@@ -50,7 +50,7 @@ def echoed_rank(log: ParsedLog, finding: Finding) -> int | None:
     """The rank of a bare exception line that a logger records again on the next line (OLMo's excepthook logs
     ``Uncaught OutOfMemoryError: CUDA out of memory...`` after Python printed it): the record's prefix names the process."""
     line = finding.evidence
-    message = _MESSAGE.search(line.text)
+    message = _MESSAGE.search(body_of(line.text))  # under the same stamps or quote markers as its record
     following = log.line_text(line.source, line.line + 1) if message and line.rank is None else None
     if following is None or message is None:
         return None
