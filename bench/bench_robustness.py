@@ -5,7 +5,8 @@
 
 Each perturbation rewrites every ``synthetic`` and ``dev`` case's log into a temporary folder (``test`` cases are
 never read) and runs ``diagnose eval --cases`` on it, beside the unperturbed copy. It prints top-1 per perturbation
-and the cases whose answer changed. No assert: figures only.
+and initiating-rank accuracy (proven ranks) per perturbation, and the cases whose answer or rank changed. No assert:
+figures only.
 
 The shapes are ``diagnose.evaluation.pasted_shapes``: a terminal's hard wrap at 80 / 120 columns, colour codes,
 Windows line ends, ``kubectl logs --prefix`` / ``--timestamps``, GitHub Actions' and the CRI log file's times.
@@ -50,8 +51,8 @@ def perturb(cases: list[Path], change: Shape, out: Path) -> None:
                 dest.write_text(change(path.read_text(encoding="utf-8", errors="replace")), encoding="utf-8", newline="")
 
 
-def run(folder: Path, home: Path) -> dict[str, bool]:
-    """Each case's top-1 right or wrong, from ``diagnose eval --cases folder --json``."""
+def run(folder: Path, home: Path) -> dict[str, tuple[bool, bool | None]]:
+    """Each case's top-1 right or wrong and its proven rank right, wrong or not counted, from ``diagnose eval --json``."""
     done = subprocess.run(
         [sys.executable, "-m", "diagnose", "eval", "--cases", str(folder), "--json"],
         capture_output=True,
@@ -59,7 +60,7 @@ def run(folder: Path, home: Path) -> dict[str, bool]:
         check=True,
         env={**os.environ, "DIAGNOSE_HOME": str(home)},
     )
-    return {row["id"]: row["correct"] for row in json.loads(done.stdout)["results"]}
+    return {row["id"]: (row["correct"], row["rank_correct"]) for row in json.loads(done.stdout)["results"]}
 
 
 def main() -> None:
@@ -72,14 +73,19 @@ def main() -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     print(f"commit {commit}: {len(selected)} cases (synthetic and dev)")
     with tempfile.TemporaryDirectory() as tmp:
-        base: dict[str, bool] = {}
+        base: dict[str, tuple[bool, bool | None]] = {}
         for name in chosen:
             folder = Path(tmp) / name
             perturb(selected, PERTURBATIONS[name], folder)
-            right = run(folder, Path(tmp) / "home")
-            base = base or right
-            changed = sorted(case for case, ok in right.items() if ok != base.get(case))
-            print(f"{name:8} top-1 {sum(right.values()) / len(right):.3f}  changed: {', '.join(changed) or 'none'}")
+            results = run(folder, Path(tmp) / "home")
+            base = base or results
+            top1 = sum(right for right, _ in results.values()) / len(results)
+            ranks = [rank for _, rank in results.values() if rank is not None]
+            changed = sorted(case for case, result in results.items() if result != base.get(case))
+            print(
+                f"{name:18} top-1 {top1:.3f}  rank {sum(ranks) / max(1, len(ranks)):.3f} ({len(ranks)})"
+                f"  changed: {', '.join(changed) or 'none'}"
+            )
 
 
 if __name__ == "__main__":
