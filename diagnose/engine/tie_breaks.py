@@ -11,6 +11,9 @@ A bare ``OSError: [Errno 28] No space left on device`` (no file named) is what a
 too (multiprocessing's SemLock, a DataLoader's tensors in /dev/shm): next to the DataLoader's "out of shared
 memory" it is ``shm-exhausted``, not a full disk.
 
+Two findings that no signature can weigh alone are decided in code next to their entry: a loss scale driven to its
+floor (``diagnose.engine.numerics``) and pickle running out of data inside ``torch.load`` (``diagnose.engine.checkpoints``).
+
 A rank that times out fetching the NCCL unique id from rank 0 inside a ``barrier()`` (transformers'
 ``main_process_first``, an ``if rank != 0: barrier()``) waited at the run's first collective for a rank that was still
 busy: the communicator is created lazily by that barrier, so the timeout names a late rank, a straggler, not a
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from diagnose.engine import memory, numerics
+from diagnose.engine import checkpoints, memory, numerics
 from diagnose.engine.candidates import Scored, chronological
 from diagnose.engine.duplicate_ranks import apply_duplicate_ranks
 from diagnose.engine.stragglers import apply_straggler
@@ -138,13 +141,14 @@ def late_at_first_barrier(ranked: list[Scored], log: ParsedLog) -> list[Scored]:
 def break_ties(ranked: list[Scored], log: ParsedLog) -> list[Scored]:
     """Adjust the scores of entries that share signatures, apply the numeric discriminators, then re-sort."""
     ranked = late_at_first_barrier(shared_memory_or_disk(fragmentation_or_full(ranked)), log)
-    collapse = numerics.loss_scale_collapse(log)
-    if collapse is not None:
-        known = next((s for s in ranked if s.entry_id == collapse.entry_id), None)
+    for found in (numerics.loss_scale_collapse(log), checkpoints.truncated_checkpoint(log)):
+        if found is None:
+            continue
+        known = next((s for s in ranked if s.entry_id == found.entry_id), None)
         if known is None:
-            ranked = [*ranked, collapse]
+            ranked = [*ranked, found]
         else:
-            known.score = max(known.score, collapse.score)
+            known.score = max(known.score, found.score)
     by_id = {s.entry_id: s for s in ranked}
     if ONE_RANK in by_id or ALL_RANKS in by_id:
         nan_findings = [f for s in ranked if s.entry_id in (ONE_RANK, ALL_RANKS) for f in s.findings]

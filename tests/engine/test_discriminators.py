@@ -289,3 +289,44 @@ def test_a_bare_enospc_next_to_shared_memory_exhaustion_is_shared_memory(tmp_pat
     assert _run(tmp_path, ENOSPC_FROM_SEMLOCK).root_cause.id == "shm-exhausted"
     named = ENOSPC_FROM_SEMLOCK.replace("No space left on device\n", "No space left on device: '/ckpt/step_9/model.pt'\n")
     assert _run(tmp_path, named).root_cause.id == "disk-full"  # a file named: the disk it is on is full
+
+
+_LOAD_FRAMES = (
+    "Traceback (most recent call last):\n"
+    '  File "train.py", line 159, in load_resume_state\n'
+    "    state = torch.load(path, map_location='cpu')\n"
+    '  File "/opt/conda/lib/python3.8/site-packages/torch/serialization.py", line 1040, in load\n'
+    "    return _legacy_load(opened_file, map_location, pickle_module, **pickle_load_args)\n"
+)
+_PIPE_FRAMES = (
+    "Traceback (most recent call last):\n"
+    '  File "<string>", line 1, in <module>\n'
+    '  File "C:\\Python38\\lib\\multiprocessing\\spawn.py", line 126, in _main\n'
+    "    self = reduction.pickle.load(from_parent)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("frames", "error", "expected"),
+    [
+        (  # an empty checkpoint, read by torch.load's legacy reader
+            _LOAD_FRAMES + '  File "/opt/conda/lib/python3.8/site-packages/torch/serialization.py", line 1258, in _legacy_load\n'
+            "    magic_number = pickle_module.load(f, **pickle_load_args)\n",
+            "EOFError: Ran out of input",
+            "checkpoint-mismatch",
+        ),
+        (  # a cut one, by torch 0.4's reader
+            '  File "/usr/local/lib/python3.5/dist-packages/torch/serialization.py", line 420, in _load\n    result = unpickler.load()\n',
+            "_pickle.UnpicklingError: pickle data was truncated",
+            "checkpoint-mismatch",
+        ),
+        (_PIPE_FRAMES, "EOFError: Ran out of input", "unknown"),  # a spawned worker's pipe: no file at all
+        (  # the user's own pickle.load of a data file: the same words, another entry's business
+            'Traceback (most recent call last):\n  File "encode_folder.py", line 262, in <module>\n    w_emb = pickle.load(f)\n',
+            "_pickle.UnpicklingError: pickle data was truncated",
+            "unknown",
+        ),
+    ],
+)
+def test_pickle_running_out_of_data_is_a_checkpoint_only_inside_torch_load(tmp_path: Path, frames: str, error: str, expected: str) -> None:
+    assert _run(tmp_path, frames + error + "\n").root_cause.id == expected
