@@ -236,6 +236,17 @@ def test_a_failure_before_the_stop_is_still_the_root_cause(tmp_path: Path) -> No
     assert diagnosis.root_cause.id == "cuda-oom"
 
 
+@pytest.mark.parametrize(
+    ("before", "expected"),
+    [
+        ("Train Epoch: 1 [2560/60000 (4%)]\tLoss: 2.295015\n", "user-interrupt"),  # the terminal's echo of Ctrl-C stopped it
+        ("ssh: connect to host node2 port 22: Connection refused\n", "ssh-launch-failure"),  # stopped after it had failed
+    ],
+)
+def test_a_terminals_echoed_ctrl_c_is_a_persons_stop(tmp_path: Path, before: str, expected: str) -> None:
+    assert _run(tmp_path, before + "^C\n").root_cause.id == expected
+
+
 def test_a_failure_named_exactly_after_the_stop_is_not_its_consequence(tmp_path: Path) -> None:
     # an interrupted run, then the next run in the same file fails on its own
     text = 'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\nKeyboardInterrupt\n' + TRAINING + INPLACE
