@@ -82,3 +82,13 @@ def test_a_source_or_a_committed_log_repository_is_used_once(tool: ModuleType, t
     assert tool.main(_args(tmp_path, "r0005", "https://github.com/o/logs/blob/abc/run2.log", "--evidence", "3")) == 2
     assert "o/logs already gives" in capsys.readouterr().err
     assert tool.main(_args(tmp_path, "r0006", "https://github.com/o/logs/issues/3", "--evidence", "3")) == 0
+
+
+def test_dev_only_refuses_a_test_source_and_writes_nothing(tool: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sources = [f"https://github.com/o/r/issues/{n}" for n in range(20)]
+    to_test = next(s for s in sources if tool.split_of(s) == "test")
+    to_dev = next(s for s in sources if tool.split_of(s) == "dev")
+    assert tool.main(_args(tmp_path, "r0007", to_test, "--evidence", "3", "--dev-only")) == 2
+    assert "falls in test" in capsys.readouterr().err
+    assert not (tmp_path / "real" / "r0007").exists()
+    assert tool.main(_args(tmp_path, "r0008", to_dev, "--evidence", "3", "--dev-only")) == 0

@@ -12,6 +12,8 @@ The rules it enforces (evals/README.md):
   already in the corpus (its other files are near twins of the first);
 - the class and every accepted id are encyclopedia entries (or ``unknown``); every evidence line exists and is
   not blank; a proven rank needs a rank.
+- with ``--dev-only`` a case whose source falls in ``test`` is refused before anything is read: logs chosen for being
+  missed by the engine (a hunt for wordings no signature matches) would bias ``test`` low, so they go to ``dev`` only.
 The log is copied byte for byte. Nothing here runs the engine: a case is labeled before anyone scores it.
 """
 
@@ -174,7 +176,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rank-proven", action="store_true")
     parser.add_argument("--tags", type=lambda s: [x for x in s.split(",") if x], default=[])
     parser.add_argument("--why", required=True)
+    parser.add_argument(
+        "--dev-only",
+        action="store_true",
+        help="refuse a case whose source falls in test: for candidates chosen for what the engine misses (a variant "
+        "hunt), which would bias test; decide it before reading them",
+    )
     args = parser.parse_args(argv)
+    if args.dev_only and split_of(args.source) != "dev":
+        print("refused: --dev-only and the source falls in test (not read, not written)", file=sys.stderr)
+        return 2
     fields, problems = build(args)
     if problems:
         for problem in problems:
