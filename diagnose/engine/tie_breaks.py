@@ -115,9 +115,7 @@ def shared_memory_or_disk(ranked: list[Scored]) -> list[Scored]:
 
 
 def _in_barrier(log: ParsedLog, finding: Finding) -> bool:
-    line = finding.evidence
-    above = (log.line_text(line.source, line.line - step) for step in range(1, BARRIER_LOOKBACK))
-    return any(text is not None and _BARRIER_FRAME.search(text) for text in above)
+    return any(_BARRIER_FRAME.search(text) for text in log.lines_above(finding.evidence, BARRIER_LOOKBACK))
 
 
 def late_at_first_barrier(ranked: list[Scored], log: ParsedLog) -> list[Scored]:
@@ -149,6 +147,7 @@ def break_ties(ranked: list[Scored], log: ParsedLog) -> list[Scored]:
             ranked = [*ranked, found]
         else:
             known.score = max(known.score, found.score)
+            known.notes.extend(note for note in found.notes if note not in known.notes)
     by_id = {s.entry_id: s for s in ranked}
     if ONE_RANK in by_id or ALL_RANKS in by_id:
         nan_findings = [f for s in ranked if s.entry_id in (ONE_RANK, ALL_RANKS) for f in s.findings]

@@ -62,6 +62,11 @@ class ParsedLog(BaseModel):
                 return excerpt.text
         return None
 
+    def lines_above(self, line: LogLine, count: int) -> list[str]:
+        """The kept texts of the ``count`` lines above ``line`` in its file, nearest first (lines not kept are left out)."""
+        above = (self.line_text(line.source, line.line - step) for step in range(1, count + 1))
+        return [text for text in above if text is not None]
+
     def has_line(self, source: str, line: int) -> bool:
         """True when the log has that line (kept or not)."""
         return self.line_text(source, line) is not None
