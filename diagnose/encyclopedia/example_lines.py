@@ -16,7 +16,7 @@ from typing import Any
 
 from diagnose.encyclopedia.embedding import HashEmbedding, LiteLLMEmbedding, Specificity
 from diagnose.encyclopedia.entries import Entry
-from diagnose.encyclopedia.index_models import ExampleHit
+from diagnose.encyclopedia.index_models import HNSW, ExampleHit
 
 EXAMPLES = "diagnose-kb-examples"
 CANDIDATES = 25
@@ -45,9 +45,7 @@ def current_examples(client: Any, embedder: HashEmbedding | LiteLLMEmbedding, si
         if sig.role == "initiating"
         for example in sig.examples
     } | {(entry.id, GENERIC, line): None for entry in entries for line in entry.retrieval_lines}
-    collection = client.create_collection(
-        EXAMPLES, embedding_function=embedder, metadata=signature, configuration={"hnsw": {"space": "cosine"}}
-    )
+    collection = client.create_collection(EXAMPLES, embedding_function=embedder, metadata=signature, configuration={"hnsw": HNSW})
     triples = list(rows)
     collection.add(
         ids=[f"{entry_id}#{i}" for i, (entry_id, _, _) in enumerate(triples)],

@@ -22,7 +22,7 @@ from diagnose.bundled import kb_dir
 from diagnose.encyclopedia.embedding import HashEmbedding, LiteLLMEmbedding, Specificity, embedder_for
 from diagnose.encyclopedia.entries import SECTIONS, Entry, content_hash, parse_entry
 from diagnose.encyclopedia.example_lines import EXAMPLES_LAYOUT, current_examples, nearest, specificity_of
-from diagnose.encyclopedia.index_models import ExampleHit, IndexStats, Passage
+from diagnose.encyclopedia.index_models import HNSW, ExampleHit, IndexStats, Passage
 from diagnose.errors import ConfigError, KBError
 from diagnose.settings import Settings, user_dir
 
@@ -70,7 +70,7 @@ class KBIndex:
 
     def _signature(self) -> dict[str, str]:
         embedder = json.dumps({"name": self.embedder.name(), "config": self.embedder.get_config()}, sort_keys=True)
-        return {"content_hash": content_hash(self.kb_dir), "embedder": embedder}
+        return {"content_hash": content_hash(self.kb_dir), "embedder": embedder, "hnsw": json.dumps(HNSW, sort_keys=True)}
 
     def _existing(self) -> Any:
         try:
@@ -124,7 +124,7 @@ class KBIndex:
             COLLECTION,
             embedding_function=self.embedder,
             metadata=signature,
-            configuration={"hnsw": {"space": "cosine"}},
+            configuration={"hnsw": HNSW},
         )
         collection.add(ids=ids, documents=documents, metadatas=metadatas, embeddings=self.embedder(texts))
         self._use(collection)
