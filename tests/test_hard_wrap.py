@@ -60,6 +60,10 @@ def test_a_wrapped_log_is_read_as_printed(tmp_path: Path) -> None:
     assert lines[first.line - 1].startswith("[rank3]: RuntimeError: CUDA error")  # the first piece's own number
     assert first.text.startswith(ILLEGAL)  # and the whole line, as printed before the wrap
     assert any("hard-wrapped at 80 columns" in note for note in diagnosis.notes)
+    kept = [text for texts in result.log.lines.values() for text in texts]
+    # the joined line is masked from the raw pieces: the same host placeholder, not the escape of masked text (<_HOST_1>)
+    assert kept[0].startswith("<HOST_1>:2817:2903 [0] NCCL INFO") and not any("<_" in text for text in kept)
+    assert kept[1] == lines[1], "nothing was cut by the wrap: each piece is kept as printed"
 
 
 def test_a_secret_cut_by_the_wrap_is_masked_whole(tmp_path: Path) -> None:
@@ -93,10 +97,11 @@ def test_logs_that_were_not_wrapped_are_left_alone(lines: list[str]) -> None:
 
 
 def test_unwrap_keeps_every_number_and_what_each_line_showed() -> None:
-    scan, keep = unwrap(["abcd", "efgh", "ij", "next"], [4, 4, 2, 4], 4, lambda line: line)
+    scan, keep, pieces = unwrap(["abcd", "efgh", "ij", "next"], ["abcd", "efgh", "ij", "next"], 4, lambda line: line)
     assert scan == ["abcdefghij", "", "", "next"]  # the whole line at its first number; the pieces blank for signatures
     assert keep == ["abcdefghij", "efgh", "ij", "next"]  # the other pieces as printed, at their own numbers
-    _, remasked = unwrap(["abcd", "efgh", "ij"], [4, 4, 2], 4, lambda line: line.replace("defg", "<TOKEN_1>"))
+    assert pieces == [1, 2]
+    _, remasked, _ = unwrap(["abcd", "efgh", "ij"], ["abcd", "efgh", "ij"], 4, lambda line: line.replace("defg", "<TOKEN_1>"))
     assert remasked == ["abc<TOKEN_1>hij", "", ""]  # a value the wrap cut is masked whole; its pieces are not shown
 
 

@@ -51,7 +51,7 @@ def echoed_rank(log: ParsedLog, finding: Finding) -> int | None:
     ``Uncaught OutOfMemoryError: CUDA out of memory...`` after Python printed it): the record's prefix names the process."""
     line = finding.evidence
     message = _MESSAGE.search(body_of(line.text))  # under the same stamps or quote markers as its record
-    following = log.line_text(line.source, line.line + 1) if message and line.rank is None else None
+    following = log.line_after(line) if message and line.rank is None else None
     if following is None or message is None:
         return None
     rank, local_rank, host, body = split_prefix_local(following)

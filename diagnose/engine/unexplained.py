@@ -26,8 +26,8 @@ from diagnose.schema import LogLine
 
 def _under_frames(log: ParsedLog, line: LogLine) -> bool:
     """True when the line is an exception's, right under an indented line of a traceback (a frame or its source)."""
-    above = log.line_text(line.source, line.line - 1)
-    return bool(EXCEPTION_LINE.match(body_of(line.text).strip())) and above is not None and body_of(above).startswith("  ")
+    above = log.lines_above(line, 1)
+    return bool(EXCEPTION_LINE.match(body_of(line.text).strip())) and bool(above) and body_of(above[0]).startswith("  ")
 
 
 def own_exceptions(log: ParsedLog) -> Iterator[LogLine]:

@@ -63,53 +63,57 @@ def _starts_record(line: str, before: str) -> bool:
     return _DIGITS.sub("#", line[:HEAD]) == _DIGITS.sub("#", before[:HEAD]) or bool(RECORD_START.match(line))
 
 
-def unwrap(lines: list[str], lengths: list[int], width: int, remask: Callable[[str], str]) -> tuple[list[str], list[str]]:
-    """(lines to scan, lines to keep) for masked ``lines`` whose lengths as read were ``lengths``.
+def unwrap(lines: list[str], raw: list[str], width: int, mask: Callable[[str], str]) -> tuple[list[str], list[str], list[int]]:
+    """(lines to scan, lines to keep, the indexes of the pieces that continue a line) for masked ``lines``, read as ``raw``.
 
-    A line as long as ``width`` continues on the next non-blank line; ``remask`` masks the joined line again, so a
-    value split by the wrap is masked whole (and then its pieces are kept blank, not as printed).
+    A line as long as ``width`` as read continues on the next non-blank line; ``mask`` masks the raw pieces joined,
+    so a value split by the wrap is masked whole (and then its pieces are kept blank, not as printed). The masked
+    pieces are never masked again: that would escape the placeholders they hold (``<_HOST_1>``, see the redactor).
     """
     scan = list(lines)
     keep = list(lines)
+    pieces: list[int] = []
     i = 0
     while i < len(lines):
         end = i
-        while end + 1 < len(lines) and lengths[end] == width and lines[end + 1].strip():
+        while end + 1 < len(lines) and len(raw[end]) == width and lines[end + 1].strip():
             end += 1
         if end > i:
             joined = "".join(lines[i : end + 1])
-            whole = remask(joined)
+            whole = mask("".join(raw[i : end + 1]))
             scan[i] = keep[i] = whole
+            pieces.extend(range(i + 1, end + 1))
             for j in range(i + 1, end + 1):
                 scan[j] = ""
                 if whole != joined:  # a value the wrap had cut is masked now: its pieces are not shown as printed
                     keep[j] = ""
         i = end + 1
-    return scan, keep
+    return scan, keep, pieces
 
 
 class Unwrapper:
     """Per source: the width from its first chunk (``wrap_width``), then each chunk of a wrapped one read whole."""
 
-    def __init__(self, remask: Callable[[str], str], notes: list[str]) -> None:
-        """``remask`` masks a joined line again; ``notes`` receives one line per wrapped source."""
-        self.remask = remask
+    def __init__(self, mask: Callable[[str], str], notes: list[str]) -> None:
+        """``mask`` masks a wrapped line's raw pieces joined; ``notes`` receives one line per wrapped source."""
+        self.mask = mask
         self.notes = notes
         self.widths: dict[str, int | None] = {}
 
-    def chunk(self, name: str, raw: str, masked: str) -> tuple[str, list[str] | None]:
-        """(the masked text to scan, the lines to keep: None when the source is not wrapped) for one chunk."""
+    def chunk(self, name: str, raw: str, masked: str) -> tuple[str, list[str] | None, list[int]]:
+        """(the masked text to scan, the lines to keep: None when the source is not wrapped, the indexes of the lines
+        that continue the line above them) for one chunk."""
         if name in self.widths and self.widths[name] is None:
-            return masked, None  # decided on the source's first chunk: not wrapped
+            return masked, None, []  # decided on the source's first chunk: not wrapped
         raw_lines = raw.split("\n")
         if name not in self.widths:
             self.widths[name] = wrap_width(raw_lines)
             if self.widths[name] is None:
-                return masked, None
+                return masked, None, []
             self.notes.append(NOTE.format(name=name, width=self.widths[name]))
         width = self.widths[name]
         lines = masked.split("\n")
         if width is None or len(raw_lines) != len(lines):
-            return masked, None
-        scanned, shown = unwrap(lines, [len(line) for line in raw_lines], width, self.remask)
-        return "\n".join(scanned), shown
+            return masked, None, []
+        scanned, shown, pieces = unwrap(lines, raw_lines, width, self.mask)
+        return "\n".join(scanned), shown, pieces

@@ -32,6 +32,9 @@ class ParsedLog(BaseModel):
     launch: dict[str, dict[str, str]] = Field(default_factory=dict, description="per source: node_rank, nproc, global_ranks")
     rank_hints: dict[str, int] = Field(default_factory=dict, description="rank guessed from a file name (rank_3.log)")
     lines: dict[str, list[str]] = Field(default_factory=dict, description="masked lines by source, when kept")
+    pieces: dict[str, set[int]] = Field(
+        default_factory=dict, description="by kept source: lines that continue a hard-wrapped line (read whole at its first)"
+    )
     excerpts: list[LogLine] = Field(default_factory=list, description="lines around events when not all are kept")
     complete: bool = Field(default=True, description="all lines kept (small log)")
     has_text: bool = Field(default=False, description="some line holds more than white space")
@@ -63,9 +66,20 @@ class ParsedLog(BaseModel):
         return None
 
     def lines_above(self, line: LogLine, count: int) -> list[str]:
-        """The kept texts of the ``count`` lines above ``line`` in its file, nearest first (lines not kept are left out)."""
-        above = (self.line_text(line.source, line.line - step) for step in range(1, count + 1))
+        """The kept texts of the ``count`` lines above ``line`` in its file, nearest first (lines not kept are left out;
+        a hard-wrapped line counts once, read whole)."""
+        pieces = self.pieces.get(line.source, set())
+        numbers = (n for n in range(line.line - 1, 0, -1) if n not in pieces)
+        above = (self.line_text(line.source, n) for _, n in zip(range(count), numbers, strict=False))
         return [text for text in above if text is not None]
+
+    def line_after(self, line: LogLine) -> str | None:
+        """The kept text of the line after ``line`` in its file, past the pieces of ``line`` if the wrap cut it."""
+        pieces = self.pieces.get(line.source, set())
+        after = line.line + 1
+        while after in pieces:
+            after += 1
+        return self.line_text(line.source, after)
 
     def has_line(self, source: str, line: int) -> bool:
         """True when the log has that line (kept or not)."""

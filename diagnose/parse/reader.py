@@ -123,7 +123,7 @@ class LogReader:
         if self.progress:
             self.progress(len(chunk.text) + 1)
         self._census.add(text, name)
-        text, shown = self._unwrapper.chunk(name, chunk.text, text)  # a terminal's hard wrap: each line read whole
+        text, shown, pieces = self._unwrapper.chunk(name, chunk.text, text)  # a terminal's hard wrap: each line read whole
         # a big log's chunk is split into lines only when a pattern matched in it: most match nothing
         lines = cut_long_lines(text.split("\n")) if kept is not None else None
         hits = self.scanner.scan(text, lines)
@@ -131,6 +131,8 @@ class LogReader:
             lines = lines if lines is not None else cut_long_lines(text.split("\n"))
             self._hits(hits, lines, (index, chunk.first_line), where, excerpts=kept is None)
         if kept is not None and lines is not None:
+            if pieces:
+                self.log.pieces.setdefault(name, set()).update(len(kept) + 1 + j for j in pieces)
             kept.extend(cut_long_lines(shown) if shown is not None else lines)
             if self.log.line_count > KEEP_ALL_LINES:
                 self._drop_kept_lines()
@@ -262,6 +264,7 @@ class LogReader:
             for line in event.lines:
                 self._add_excerpt_line(line)
         self.log.lines = {}
+        self.log.pieces = {}
 
     def _add_excerpt_line(self, line: LogLine) -> None:
         key = (line.source, line.line)

@@ -751,3 +751,17 @@ def test_a_bare_exception_line_takes_the_rank_of_the_logger_record_that_repeats_
     )
     diagnosis = _run(tmp_path, "".join(stamp + line for line in text.splitlines(keepends=True)))
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("cuda-oom", 2)
+
+
+def test_the_logger_record_after_a_hard_wrapped_exception_line_still_gives_its_rank(tmp_path: Path) -> None:
+    # a terminal 80 columns wide: the exception line's pieces come between it and the record that repeats it
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/OLMo/olmo/model.py", line 1455, in forward\n'
+        "    logits = F.linear(x, self.transformer.wte.weight, None)\n"
+        f"torch.OutOfMemoryError: {_OOM}\n" + _allenai("16:00:32.886", "gpu-node-a", 2, f"Uncaught OutOfMemoryError: {_OOM}")
+    )
+    wrapped = "".join("\n".join(line[i : i + 80] for i in range(0, len(line), 80)) + "\n" for line in text.splitlines())
+    diagnosis = _run(tmp_path, wrapped)
+    assert any("hard-wrapped at 80 columns" in note for note in diagnosis.notes)
+    assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("cuda-oom", 2)
