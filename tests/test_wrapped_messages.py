@@ -316,3 +316,13 @@ def test_a_cpp_exceptions_what_line_wrapped_inside_a_word_is_joined(error: str, 
     result = run([f"terminate called after throwing an instance of '{error}'", what[:cut], what[cut:]])
     assert result.diagnosis.root_cause.id == entry_id
     assert lines_of(result, entry_id)[0][1] == 2
+
+
+def test_a_rank_the_message_names_past_its_first_piece_is_read_from_the_joined_message() -> None:
+    # the DDP check names the rank with other parameters at its end, past a terminal's first 80 columns
+    message = "RuntimeError: DDP expects same model across all ranks, but Rank 0 has 382 params, while rank 1 has inconsistent 0 params."
+    whole = run([*FRAMES, message]).diagnosis
+    wrapped = run([*FRAMES, *terminal(message)]).diagnosis
+    assert "rank 1" not in terminal(message)[0]
+    assert (whole.root_cause.id, whole.initiating_rank) == ("ddp-model-mismatch", 1)
+    assert (wrapped.root_cause.id, wrapped.initiating_rank) == ("ddp-model-mismatch", 1)

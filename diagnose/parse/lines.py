@@ -25,15 +25,21 @@ _BARE_RANK = re.compile(r"\brank(?:=| )(\d+)\b")
 _SYSLOG_HOST = re.compile(r"^[A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d (?P<host><HOST_\d+>|[\w.-]+) (?:kernel|slurmd|slurmstepd)")
 
 
+def rank_named(body: str) -> int | None:
+    """The rank a line's body names as its printer (``[Rank 3]``, ``rank=3``...; see above), or None."""
+    in_body = _IN_BODY_RANK.search(body)
+    if in_body and not (in_body.group(2) is not None and len(set(_BARE_RANK.findall(body))) > 1):
+        return int(next(g for g in in_body.groups() if g is not None))
+    return None
+
+
 def make_line(
     source: str, line_no: int, text: str, *, rank_hint: int | None = None, host_hint: str | None = None, year: int | None = None
 ) -> LogLine:
     """Build a LogLine from one masked line; hints come from the file name (rank_3.log, node01/...)."""
     rank, local_rank, host, body = split_prefix_local(text)
     if rank is None:
-        in_body = _IN_BODY_RANK.search(body)
-        if in_body and not (in_body.group(2) is not None and len(set(_BARE_RANK.findall(body))) > 1):
-            rank = int(next(g for g in in_body.groups() if g is not None))
+        rank = rank_named(body)
     nccl = NCCL_PREFIX.match(body)
     if nccl and body.startswith("NCCL", nccl.end()):
         host = host or nccl.group("host")  # its [device] is a CUDA device, not a local rank

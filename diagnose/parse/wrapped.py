@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from diagnose.parse.lines import rank_named
 from diagnose.parse.prefixes import split_prefix
 from diagnose.schema import Finding, LogLine
 
@@ -157,7 +158,8 @@ class WrappedMessages:
             message.matched.add(pattern)
             if message.at is not None and message.head.timestamp is None:
                 message.head = message.head.model_copy(update={"timestamp": recent(message.at, message.head.rank)})
-            line = message.head.model_copy(update={"text": texts[k]})
+            named = rank_named(split_prefix(texts[k])[2]) if message.head.rank is None else None  # past the head's piece
+            line = message.head.model_copy(update={"text": texts[k], "rank": message.head.rank if named is None else named})
             finding = self.rules.finding(pattern - self.first_signature, line, message.order)
             if finding is not None:
                 found.append((finding, message.last))
