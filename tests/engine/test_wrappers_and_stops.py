@@ -661,3 +661,30 @@ def test_an_exception_python_ignored_is_not_what_a_process_died_of(tmp_path: Pat
     )
     diagnosis = _run(tmp_path, text)
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("unknown", 0)
+
+
+CUDNN_PLAN_OOM = (
+    "/env/lib/python3.10/site-packages/torch/autograd/graph.py:744: UserWarning: Plan failed with an OutOfMemoryError: "
+    "CUDA out of memory. Tried to allocate 780.00 MiB. GPU  (Triggered internally at "
+    "../aten/src/ATen/native/cudnn/Conv_v8.cpp:924.)\n"
+    "  return Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass\n"
+)
+
+
+def test_cudnns_plan_search_warning_of_an_oom_is_no_oom(tmp_path: Path) -> None:
+    """cuDNN v8 tries the next plan when one's workspace does not fit: the run went on and died of something else."""
+    saving = (
+        "Epoch: [9] Total time: 0:01:02\n"
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 88, in <module>\n'
+        "    torch.save(model.state_dict(), path)\n"
+        "RuntimeError: Parent directory /data/out does not exist.\n"
+    )
+    assert _run(tmp_path, CUDNN_PLAN_OOM * 3 + saving).root_cause.id != "cuda-oom"
+    real = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.64 GiB\n"
+    assert (
+        _run(
+            tmp_path, CUDNN_PLAN_OOM * 3 + saving.replace("RuntimeError: Parent directory /data/out does not exist.\n", real)
+        ).root_cause.id
+        == "cuda-oom"
+    )
