@@ -13,15 +13,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from diagnose.parse.ingest import as_displayed
+
 Shape = Callable[[str], str]
 
 
 def hard_wrap(width: int) -> Shape:
-    """A terminal's hard wrap: each line cut into pieces of exactly ``width`` columns."""
+    """A terminal's hard wrap of what it shows (a copy from it holds no colour codes and only a progress bar's last
+    update): each line cut into pieces of exactly ``width`` columns."""
 
     def wrap(text: str) -> str:
         out: list[str] = []
-        for line in text.split("\n"):
+        for line in as_displayed(text).split("\n"):
             while len(line) > width:
                 out.append(line[:width])
                 line = line[width:]

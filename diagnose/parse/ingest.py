@@ -177,8 +177,9 @@ def cut_long_lines(lines: list[str]) -> list[str]:
     return lines
 
 
-def _clean(text: str) -> str:
-    """Drop ANSI colour codes and NUL bytes; ``\\r\\n`` becomes ``\\n``; a bare ``\\r`` (progress bars) keeps the last update."""
+def as_displayed(text: str) -> str:
+    """The text as a terminal shows it: ANSI colour codes and NUL bytes dropped, ``\\r\\n`` as ``\\n``, a bare ``\\r``
+    (progress bars) keeping the last update."""
     if "\x1b" in text:
         text = _ANSI.sub("", text)
     if "\x00" in text:
@@ -245,5 +246,5 @@ def _separator_cut(data: bytes) -> int:
 def _decode(source: Source, line_no: int, data: bytes) -> Chunk:
     text = data.decode("utf-8", errors="replace")
     replaced = text.count("\ufffd") if "\ufffd" in text else 0
-    text = _clean(text)
+    text = as_displayed(text)
     return Chunk(source, line_no, text, replaced, text.count("\n") + 1)
