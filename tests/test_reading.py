@@ -179,3 +179,27 @@ def test_torch_1_9_failure_report_names_its_root_cause_first(tmp_path: Path) -> 
     path.write_text(report, encoding="utf-8")
     records = diagnose(resolve_sources([str(path)])).log.failure_records
     assert [(r["rank"], r["root_cause"], r["pid"]) for r in records] == [("2", "yes", "123"), ("0", "no", "120")]
+
+
+def test_the_launchers_report_never_displaces_the_workers_last_traceback(tmp_path: Path) -> None:
+    """Unprefixed output of many launches: only the first few and the latest tracebacks of a rank are kept, and the
+    latest worker's (what the last run died of) must not give its place to torchrun's ChildFailedError after it."""
+    worker = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 452, in <module>\n'
+        "    model.load_state_dict(torch.load(path, map_location='cpu'))\n"
+        "FileNotFoundError: [Errno 2] No such file or directory: '../model/model_current.pt'\n"
+    )
+    launcher = (
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 4175047) of binary: python\n"
+        "Traceback (most recent call last):\n"
+        '  File "torch/distributed/run.py", line 752, in run\n'
+        "    )(*cmd_args)\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+    )
+    path = tmp_path / "nohup.out"
+    path.write_text((worker * 2 + launcher) * 6, encoding="utf-8")
+    result = diagnose([path], settings=load_settings(retrieval=False))
+    last_worker = max(i for i, text in enumerate(path.read_text().split("\n"), 1) if text.startswith("FileNotFoundError"))
+    assert last_worker in {e.anchor.line for e in result.log.events if e.kind == "traceback"}
+    assert result.diagnosis.root_cause.id == "unknown", "the worker's own exception leads, not the launcher's teardown"

@@ -43,11 +43,6 @@ CHAIN_MARKER = re.compile(
 ENDS_MESSAGE = ("Traceback (most recent call last)", "The above exception", "During handling of the above exception")
 EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Failure|Failed|Interrupt)|Error|Exception)(?::|$)")
 """A line that starts with an exception's type, as Python prints it (``ncclSystemError: ...``, ``RuntimeError: ...``)."""
-LAUNCHER_EXCEPTION = re.compile(
-    r"\b(?:ChildFailedError|SignalException|ProcessRaisedException|ProcessExitedException|TuneError|TrainingFailedError)\b"
-)
-"""Exceptions a launcher raises to report its workers (torchrun's agent, ``mp.spawn``; Ray Tune's "Trials did not complete",
-Ray Train's ``TrainingFailedError``), not a worker's own failure."""
 NESTED = "Traceback (most recent call last):"
 """A traceback printed inside a message (``Original Traceback (most recent call last):``)."""
 MESSAGE_SPAN = 40

@@ -34,11 +34,11 @@ from diagnose.encyclopedia.index_models import ExampleHit
 from diagnose.engine.attribution import VICTIM_EXITS, exits
 from diagnose.engine.calibration import retrieval_threshold
 from diagnose.engine.candidates import MIN_SCORE, Scored, chronological
-from diagnose.engine.chains import LAUNCHER_EXCEPTION
 from diagnose.engine.lookup_lines import error_lines, lookup_lines
 from diagnose.engine.memory import GENERAL_CASE
 from diagnose.engine.terminal import DELIBERATE, echoes_stop, stops
 from diagnose.engine.unexplained import comes_before, raised_before_exit
+from diagnose.parse.events import LAUNCHER_EXCEPTION
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding, LogLine
 

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import re
 
-from diagnose.engine.chains import EXCEPTION_LINE, LAUNCHER_EXCEPTION, exceptions
+from diagnose.engine.chains import EXCEPTION_LINE, exceptions
+from diagnose.parse.events import LAUNCHER_EXCEPTION
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.parse.prefixes import body_of, split_prefix
 from diagnose.schema import Finding, LogLine

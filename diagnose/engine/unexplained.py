@@ -17,8 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from diagnose.engine.chains import EXCEPTION_LINE, LAUNCHER_EXCEPTION
+from diagnose.engine.chains import EXCEPTION_LINE
 from diagnose.engine.terminal import CLOCK_TOLERANCE
+from diagnose.parse.events import LAUNCHER_EXCEPTION
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.parse.prefixes import body_of
 from diagnose.schema import LogLine

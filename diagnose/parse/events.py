@@ -48,6 +48,12 @@ TRACEBACK_SPAN = 300
 BLOCK_SPAN = 60
 MESSAGE_CHARS = 500
 
+LAUNCHER_EXCEPTION = re.compile(
+    r"\b(?:ChildFailedError|SignalException|ProcessRaisedException|ProcessExitedException|TuneError|TrainingFailedError)\b"
+)
+"""Exceptions a launcher raises to report its workers (torchrun's agent, ``mp.spawn``; Ray Tune's "Trials did not complete",
+Ray Train's ``TrainingFailedError``), not a worker's own failure."""
+
 
 def line_event(kind: str, line: LogLine) -> Event:
     """An event of one line, with the fields its kind carries."""

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from itertools import tee
 from typing import Protocol
 
-from diagnose.parse.events import child_failed_block, collect_traceback, ignored_exception, line_event, traceback_event
+from diagnose.parse.events import LAUNCHER_EXCEPTION, child_failed_block, collect_traceback, ignored_exception, line_event, traceback_event
 from diagnose.parse.hard_wrap import Unwrapper
 from diagnose.parse.ingest import Chunk, Source, cut_long_lines, read_chunks
 from diagnose.parse.late_values import sweep_late_values
@@ -82,7 +82,7 @@ class LogReader:
         self._latest: dict[tuple[str, str, int | None], deque[int]] = {}
         self._groups: dict[tuple[str, str], FindingGroup] = {}
         self._group_ranks: dict[tuple[str, str], set[int]] = {}
-        self._event_keys: dict[tuple[str, int | None], int] = {}
+        self._event_keys: dict[tuple[str, int | None, bool], int] = {}
         self._excerpt_keys: set[tuple[str, int]] = set()
         self._years: set[int] = set()
         self._dated: set[str] = set()
@@ -188,7 +188,7 @@ class LogReader:
         return None
 
     def _structural(self, kind: str, line: LogLine, i: int, lines: list[str], make: Callable[[int], LogLine]) -> None:
-        key = (kind, line.rank)
+        key = (kind, line.rank, False)
         if kind == "child_failed":
             # a later line of a report already read adds nothing; another agent's report after it (srun: one per node) is read
             if not any(start <= line.line <= end for start, end in self._reports[line.source]):
@@ -211,20 +211,26 @@ class LogReader:
             return
         if kind == "traceback" and i > 0 and ignored_exception(lines[i - 1]):
             return  # no process died of it, and it takes no place among the rank's kept tracebacks
-        self._event_keys[key] = self._event_keys.get(key, 0) + 1
         if kind == "traceback":
             following = [(j, lines[j]) for j in range(i + 1, min(i + 301, len(lines)))]
             tb_lines = collect_traceback(line, following, lambda j, _text: make(j))
             event: Event = traceback_event(tb_lines)
+            # a launcher's report of its workers (ChildFailedError) has places of its own: it never displaces the
+            # workers' latest traceback, printed just before it when no rank prefix tells the two apart
+            launcher = bool(LAUNCHER_EXCEPTION.search(event.anchor.text))
+            key = (kind, line.rank, launcher)
+            self._event_keys[key] = self._event_keys.get(key, 0) + 1
             if self._event_keys[key] > MAX_EVENTS_PER_KEY:  # keep the first few and the latest: the one that ended the process
-                self._drop_latest("traceback", line.rank)
+                self._drop_latest_traceback(line.rank, launcher)
         else:
+            self._event_keys[key] = self._event_keys.get(key, 0) + 1
             event = line_event(kind, line)
         self.log.events.append(event)
 
-    def _drop_latest(self, kind: str, rank: int | None) -> None:
+    def _drop_latest_traceback(self, rank: int | None, launcher: bool) -> None:
         for i in range(len(self.log.events) - 1, -1, -1):
-            if self.log.events[i].kind == kind and self.log.events[i].rank == rank:
+            event = self.log.events[i]
+            if event.kind == "traceback" and event.rank == rank and bool(LAUNCHER_EXCEPTION.search(event.anchor.text)) == launcher:
                 del self.log.events[i]
                 return
 
