@@ -213,26 +213,22 @@ class LogReader:
             return  # no process died of it, and it takes no place among the rank's kept tracebacks
         if kind == "traceback":
             following = [(j, lines[j]) for j in range(i + 1, min(i + 301, len(lines)))]
-            tb_lines = collect_traceback(line, following, lambda j, _text: make(j))
-            event: Event = traceback_event(tb_lines)
-            # a launcher's report of its workers (ChildFailedError) has places of its own: it never displaces the
-            # workers' latest traceback, printed just before it when no rank prefix tells the two apart
-            launcher = bool(LAUNCHER_EXCEPTION.search(event.anchor.text))
-            key = (kind, line.rank, launcher)
-            self._event_keys[key] = self._event_keys.get(key, 0) + 1
-            if self._event_keys[key] > MAX_EVENTS_PER_KEY:  # keep the first few and the latest: the one that ended the process
-                self._drop_latest_traceback(line.rank, launcher)
+            event: Event = traceback_event(collect_traceback(line, following, lambda j, _text: make(j)))
+            # a launcher's report (ChildFailedError) keeps places of its own: it never displaces the workers' latest
+            key = (kind, line.rank, bool(LAUNCHER_EXCEPTION.search(event.anchor.text)))
         else:
-            self._event_keys[key] = self._event_keys.get(key, 0) + 1
             event = line_event(kind, line)
+        self._event_keys[key] = self._event_keys.get(key, 0) + 1
+        if kind == "traceback" and self._event_keys[key] > MAX_EVENTS_PER_KEY:  # the first few and the latest: what ended it
+            self._drop_latest_traceback(line.rank, key[2])
         self.log.events.append(event)
 
     def _drop_latest_traceback(self, rank: int | None, launcher: bool) -> None:
-        for i in range(len(self.log.events) - 1, -1, -1):
-            event = self.log.events[i]
-            if event.kind == "traceback" and event.rank == rank and bool(LAUNCHER_EXCEPTION.search(event.anchor.text)) == launcher:
-                del self.log.events[i]
-                return
+        events = self.log.events
+        alike = [i for i, e in enumerate(events) if e.kind == "traceback" and e.rank == rank]
+        alike = [i for i in alike if bool(LAUNCHER_EXCEPTION.search(events[i].anchor.text)) == launcher]
+        if alike:
+            del events[alike[-1]]
 
     def _finding(self, finding: Finding) -> None:
         group_key = (finding.entry_id, finding.role)
