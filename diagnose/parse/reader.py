@@ -224,11 +224,11 @@ class LogReader:
         self.log.events.append(event)
 
     def _drop_latest_traceback(self, rank: int | None, launcher: bool) -> None:
-        events = self.log.events
-        alike = [i for i, e in enumerate(events) if e.kind == "traceback" and e.rank == rank]
-        alike = [i for i in alike if bool(LAUNCHER_EXCEPTION.search(events[i].anchor.text)) == launcher]
-        if alike:
-            del events[alike[-1]]
+        events = self.log.events  # from the end: the latest is near it
+        alike = (i for i in range(len(events) - 1, -1, -1) if events[i].kind == "traceback" and events[i].rank == rank)
+        latest = next((i for i in alike if bool(LAUNCHER_EXCEPTION.search(events[i].anchor.text)) == launcher), None)
+        if latest is not None:
+            del events[latest]
 
     def _finding(self, finding: Finding) -> None:
         group_key = (finding.entry_id, finding.role)

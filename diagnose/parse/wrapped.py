@@ -158,8 +158,8 @@ class WrappedMessages:
             message.matched.add(pattern)
             if message.at is not None and message.head.timestamp is None:
                 message.head = message.head.model_copy(update={"timestamp": recent(message.at, message.head.rank)})
-            named = rank_named(split_prefix(texts[k])[2]) if message.head.rank is None else None  # past the head's piece
-            line = message.head.model_copy(update={"text": texts[k], "rank": message.head.rank if named is None else named})
+            rank = message.head.rank if message.head.rank is not None else rank_named(split_prefix(texts[k])[2])  # past its piece
+            line = message.head.model_copy(update={"text": texts[k], "rank": rank})
             finding = self.rules.finding(pattern - self.first_signature, line, message.order)
             if finding is not None:
                 found.append((finding, message.last))
