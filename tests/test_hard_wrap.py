@@ -132,3 +132,54 @@ def test_two_equal_lines_of_their_own_are_no_wrap() -> None:
     # the same record printed twice, each whole: the line after one starts like it
     line = "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity"
     assert wrap_width([line, line, "done"]) is None
+
+
+def _child_failed_report() -> list[str]:
+    """torchrun's ChildFailedError report: rank 3's traceback copied from its error file into the root-cause record."""
+    killed = [
+        line
+        for r in (0, 1, 2)
+        for line in (
+            f"[{r + 1}]:",
+            "  time      : 2024-05-17_16:10:05",
+            "  host      : gpu-node-07",
+            f"  rank      : {r} (local_rank: {r})",
+            f"  exitcode  : -15 (pid: 90499{r})",
+            "  error_file: <N/A>",
+            f"  traceback : Signal 15 (SIGTERM) received by PID 90499{r}",
+        )
+    ]
+    return [
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "============================================================",
+        "train.py FAILED",
+        "------------------------------------------------------------",
+        "Failures:",
+        *killed,
+        "------------------------------------------------------------",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2024-05-17_16:09:56",
+        "  host      : gpu-node-07",
+        "  rank      : 3 (local_rank: 3)",
+        "  exitcode  : -6 (pid: 904994)",
+        "  error_file: /tmp/torchelastic_9vselq0w/none_8gaqlgo1/attempt_0/3/error.json",
+        "  traceback : Traceback (most recent call last):",
+        '    File "/opt/conda/lib/python3.11/site-packages/torch/distributed/elastic/multiprocessing/errors/'
+        '__init__.py", line 355, in wrapper',
+        "      return f(*args, **kwargs)",
+        '    File "/workspace/project/train.py", line 843, in train_step',
+        "      loss = self.model(batch).loss  # forward on this rank's shard of the global batch",
+        "  RuntimeError: CUDA error: an illegal memory access was encountered",
+        "  ",
+        "============================================================",
+    ]
+
+
+def test_a_wrapped_launcher_report_keeps_the_rank_of_the_traceback_it_copied(tmp_path: Path) -> None:
+    # the wrap leaves the long frames' pieces blank for reading: they neither end nor extend rank 3's copied traceback
+    wrapped = _wrap([TRAINING.format(r=r, s=s) for s in range(100, 104) for r in range(4)] + _child_failed_report(), 80)
+    diagnosis = _run(tmp_path, wrapped).diagnosis
+    assert any("hard-wrapped at 80 columns" in note for note in diagnosis.notes)
+    assert diagnosis.root_cause.id == "cuda-illegal-memory-access"
+    assert diagnosis.initiating_rank == 3

@@ -187,8 +187,9 @@ def child_failed_block(lines: Iterable[LogLine]) -> list[dict[str, str]]:
         if idle > BLOCK_SPAN:
             break
         body = body_of(line.text)
-        copying = copying and current is not None and body[:1].isspace() and bool(body.strip())
-        if copying and current is not None:
+        # a blank line neither ends a copied traceback nor extends it (a hard wrap's continued pieces read blank)
+        copying = copying and current is not None and (body[:1].isspace() or not body)
+        if copying and current is not None and body.strip():
             current["last"] = str(line.line)
             idle = 0
         if "Root Cause (first observed failure)" in body or "The first process to do so was:" in body:
