@@ -12,6 +12,13 @@ input times jitter within a few times each other; a rank whose latest MIN_REPORT
 times the other ranks' median, and at least DATA_EXCESS_S longer, is a straggler: the others wait for it in
 their collectives.
 
+A process that kept working alone is the third: ranks time out in a collective while a progress bar (tqdm's
+``[29:59<04:26, ...]``, captured as ``elapsed_*``) has run for as long as their timeout when they report it. The
+others entered the collective when that work began (a dataset ``map``, caching, an evaluation on rank 0 only behind
+``main_process_first`` or a barrier) and waited for it. A process blocked in the collective too stops updating its
+bar, so its last bar shows no such match. Its rank is the one rank that did not time out, else the bar's own prefix,
+else unknown. (Any line that merely repeats below the timeout is no such sign: other ranks' reports repeat too.)
+
 A job that then ran out of its time limit or timed out in a collective ended because of the straggler
 (SLOWNESS_ENDINGS); any other failure stays the root cause, with the straggler as a note.
 """
@@ -23,8 +30,9 @@ from dataclasses import dataclass
 
 from diagnose.engine.candidates import Scored
 from diagnose.engine.captures import captured
+from diagnose.engine.hang_models import world_ranks
 from diagnose.parse.parsed_log import ParsedLog
-from diagnose.schema import Finding
+from diagnose.schema import Event, Finding
 
 ENTRY = "straggler-rank"
 RATIO = 1.5
@@ -39,19 +47,27 @@ DATA_EXCESS_S = 1.0
 """And at least this many seconds longer: a 10x jitter of milliseconds stalls no collective."""
 MIN_PEERS = 2
 """Other ranks reporting input times: with fewer there is no typical rank to compare with."""
+ALONE_MATCH = 0.05
+"""A progress bar's elapsed time within this share of the collective timeout counts as having run for all of it."""
+BAR_LOOKBACK = 20
+"""Lines above the first timeout report where the busy process's last progress bar may be."""
 
 
 @dataclass(frozen=True)
 class Straggler:
     """A rank that was the slowest by RATIO or more in ``reports`` reports (``ratio``: the largest seen)."""
 
-    rank: int
+    rank: int | None
     ratio: float
     findings: list[Finding]
     measure: str = "the fastest rank's round trip"
+    alone: str = ""
+    """For a process that worked alone: what it did while the others waited (the note says that instead)."""
 
     def note(self) -> str:
         """The secondary finding shown next to another root cause."""
+        if self.alone:
+            return f"also: {self.alone}"
         return (
             f"also: rank {self.rank} was the slowest rank, up to {self.ratio:.1f}x {self.measure}, in {len(self.findings)} timing reports"
         )
@@ -92,10 +108,48 @@ def _input_time_straggler(reports: list[Finding]) -> Straggler | None:
     return None
 
 
+def _elapsed_seconds(finding: Finding) -> float | None:
+    parts = captured(finding, "elapsed_m", "elapsed_s")
+    if parts is None:
+        return None
+    hours = captured(finding, "elapsed_h")
+    return (hours[0] if hours else 0.0) * 3600 + parts[0] * 60 + parts[1]
+
+
+def _timeout_seconds(event: Event) -> float | None:
+    value = event.fields.get("Timeout(ms)", "")
+    return int(value) / 1000 if value.isdigit() else None
+
+
+def _worked_alone(log: ParsedLog, reports: list[Finding]) -> Straggler | None:
+    """A progress bar, right above the first collective timeout, that had run for as long as the timeout: its process
+    worked on while the others waited in the collective, else None."""
+    watchdogs = [e for e in log.events if e.kind == "watchdog" and _timeout_seconds(e) is not None]
+    if not watchdogs:
+        return None
+    first = min(watchdogs, key=lambda e: (e.anchor.source, e.anchor.line))
+    where, timeout = first.anchor, _timeout_seconds(first) or 0.0
+    timed_out = sorted({e.rank for e in watchdogs if e.rank is not None})
+    silent = sorted(set(world_ranks(log, timed_out)) - set(timed_out)) if timed_out else []
+    bars = [f for f in reports if f.evidence.source == where.source and 0 <= where.line - f.evidence.line <= BAR_LOOKBACK]
+    bar = max((f for f in bars if _elapsed_seconds(f)), key=lambda f: f.evidence.line, default=None)
+    elapsed = (_elapsed_seconds(bar) or 0.0) if bar else 0.0
+    if bar is None or abs(elapsed - timeout) > ALONE_MATCH * timeout:
+        return None
+    glued = bar.evidence.line == where.line  # the bar and another rank's report on one line: the line's rank is the report's
+    rank = silent[0] if len(silent) == 1 else (None if glued else bar.rank)
+    who = f"rank {rank}" if rank is not None else "a process"
+    alone = (
+        f"{who} was {elapsed:.0f} s into a progress bar when the others' collectives timed out after {timeout:.0f} s: they waited for it"
+    )
+    return Straggler(rank, 1.0, [bar.model_copy(update={"rank": rank})], measure="", alone=alone)
+
+
 def straggler(log: ParsedLog) -> Straggler | None:
-    """The rank the timing reports show as a straggler (round trips first, then input times), else None."""
+    """The rank the timing reports show as a straggler (round trips first, then input times, then a process that worked
+    alone while the others timed out), else None."""
     reports = [f for f in log.findings if f.entry_id == ENTRY and f.role == "noise"]
-    return _round_trip_straggler(reports) or _input_time_straggler(reports)
+    return _round_trip_straggler(reports) or _input_time_straggler(reports) or _worked_alone(log, reports)
 
 
 def apply_straggler(ranked: list[Scored], log: ParsedLog) -> list[Scored]:
@@ -109,4 +163,7 @@ def apply_straggler(ranked: list[Scored], log: ParsedLog) -> list[Scored]:
     promoted = [f.model_copy(update={"role": "initiating"}) for f in found.findings]
     score = min(1.0, max((s.score for s in ranked), default=0.0) + SHIFT)
     others = [s for s in ranked if s.entry_id != ENTRY]
-    return [Scored(ENTRY, round(max(score, 0.6), 3), promoted, earliest=True), *others]
+    named = Scored(ENTRY, round(max(score, 0.6), 3), promoted, earliest=True)
+    if found.alone:
+        named.notes.append(found.alone)
+    return [named, *others]
