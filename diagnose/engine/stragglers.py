@@ -55,7 +55,8 @@ BAR_LOOKBACK = 20
 
 @dataclass(frozen=True)
 class Straggler:
-    """A rank that was the slowest by RATIO or more in ``reports`` reports (``ratio``: the largest seen)."""
+    """A rank that was the slowest by RATIO or more in ``reports`` reports (``ratio``: the largest seen), or, with
+    ``alone`` set, a process (its rank when known) that worked on while the others timed out waiting for it."""
 
     rank: int | None
     ratio: float
