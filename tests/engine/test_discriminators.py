@@ -76,6 +76,8 @@ def _overflows(scales: list[int]) -> str:
         ([64, 32, 16, 8, 4], "fp16-loss-scale-collapse"),  # driven to the floor
         ([65536, 32768, 65536, 32768], "unknown"),  # the occasional skipped step of a healthy run
         ([16, 8], "unknown"),  # too few reductions to call it
+        ([1], "fp16-loss-scale-collapse"),  # one line reducing below 1 (to 0): it overflows even unscaled
+        ([2], "unknown"),  # one reduction to 1 is still a scale DeepSpeed allows
     ],
 )
 def test_loss_scale_floor(tmp_path: Path, scales: list[int], expected: str) -> None:
