@@ -13,7 +13,7 @@ times the other ranks' median, and at least DATA_EXCESS_S longer, is a straggler
 their collectives.
 
 A process that kept working alone is the third: ranks time out in a collective while a progress bar (tqdm's
-``[29:59<04:26, ...]``, captured as ``elapsed_*``) has run for as long as their timeout when they report it. The
+``[29:59<04:26, ...]``, ``diagnose.parse.progress_bars``) has run for as long as their timeout when they report it. The
 others entered the collective when that work began (a dataset ``map``, caching, an evaluation on rank 0 only behind
 ``main_process_first`` or a barrier) and waited for it. A process blocked in the collective too stops updating its
 bar, so its last bar shows no such match. Its rank is the one rank that did not time out, else the bar's own prefix,
@@ -31,7 +31,9 @@ from dataclasses import dataclass
 from diagnose.engine.candidates import Scored
 from diagnose.engine.captures import captured
 from diagnose.engine.hang_models import world_ranks
+from diagnose.parse.lines import make_line
 from diagnose.parse.parsed_log import ParsedLog
+from diagnose.parse.progress_bars import bar_elapsed
 from diagnose.schema import Event, Finding
 
 ENTRY = "straggler-rank"
@@ -109,20 +111,12 @@ def _input_time_straggler(reports: list[Finding]) -> Straggler | None:
     return None
 
 
-def _elapsed_seconds(finding: Finding) -> float | None:
-    parts = captured(finding, "elapsed_m", "elapsed_s")
-    if parts is None:
-        return None
-    hours = captured(finding, "elapsed_h")
-    return (hours[0] if hours else 0.0) * 3600 + parts[0] * 60 + parts[1]
-
-
 def _timeout_seconds(event: Event) -> float | None:
     value = event.fields.get("Timeout(ms)", "")
     return int(value) / 1000 if value.isdigit() else None
 
 
-def _worked_alone(log: ParsedLog, reports: list[Finding]) -> Straggler | None:
+def _worked_alone(log: ParsedLog) -> Straggler | None:
     """A progress bar, right above the first collective timeout, that had run for as long as the timeout: its process
     worked on while the others waited in the collective, else None."""
     watchdogs = [e for e in log.events if e.kind == "watchdog" and _timeout_seconds(e) is not None]
@@ -130,27 +124,32 @@ def _worked_alone(log: ParsedLog, reports: list[Finding]) -> Straggler | None:
         return None
     first = min(watchdogs, key=lambda e: (e.anchor.source, e.anchor.line))
     where, timeout = first.anchor, _timeout_seconds(first) or 0.0
+    # the report's own line first: a bar the report was glued to (no newline between them) is the latest
+    numbers = range(where.line, max(0, where.line - BAR_LOOKBACK - 1), -1)
+    texts = ((n, where.text if n == where.line else log.line_text(where.source, n)) for n in numbers)
+    bars = ((n, text, bar_elapsed(text)) for n, text in texts if text is not None)
+    found = next(((n, text, seconds) for n, text, seconds in bars if seconds is not None), None)
+    if found is None or abs(found[2] - timeout) > ALONE_MATCH * timeout:
+        return None
+    number, text, elapsed = found
     timed_out = sorted({e.rank for e in watchdogs if e.rank is not None})
     silent = sorted(set(world_ranks(log, timed_out)) - set(timed_out)) if timed_out else []
-    bars = [f for f in reports if f.evidence.source == where.source and 0 <= where.line - f.evidence.line <= BAR_LOOKBACK]
-    bar = max((f for f in bars if _elapsed_seconds(f)), key=lambda f: f.evidence.line, default=None)
-    elapsed = (_elapsed_seconds(bar) or 0.0) if bar else 0.0
-    if bar is None or abs(elapsed - timeout) > ALONE_MATCH * timeout:
-        return None
-    glued = bar.evidence.line == where.line  # the bar and another rank's report on one line: the line's rank is the report's
-    rank = silent[0] if len(silent) == 1 else (None if glued else bar.rank)
+    glued = number == where.line  # the bar and another rank's report on one line: the line's rank is the report's
+    line = where if glued else make_line(where.source, number, text)
+    rank = silent[0] if len(silent) == 1 else (None if glued else line.rank)
     who = f"rank {rank}" if rank is not None else "a process"
     alone = (
         f"{who} was {elapsed:.0f} s into a progress bar when the others' collectives timed out after {timeout:.0f} s: they waited for it"
     )
-    return Straggler(rank, 1.0, [bar.model_copy(update={"rank": rank})], measure="", alone=alone)
+    bar = Finding(entry_id=ENTRY, signature="", role="noise", weight=0.3, rank=rank, order=number, evidence=line)
+    return Straggler(rank, 1.0, [bar], measure="", alone=alone)
 
 
 def straggler(log: ParsedLog) -> Straggler | None:
     """The rank the timing reports show as a straggler (round trips first, then input times, then a process that worked
     alone while the others timed out), else None."""
     reports = [f for f in log.findings if f.entry_id == ENTRY and f.role == "noise"]
-    return _round_trip_straggler(reports) or _input_time_straggler(reports) or _worked_alone(log, reports)
+    return _round_trip_straggler(reports) or _input_time_straggler(reports) or _worked_alone(log)
 
 
 def apply_straggler(ranked: list[Scored], log: ParsedLog) -> list[Scored]:
