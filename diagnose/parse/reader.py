@@ -20,13 +20,14 @@ from diagnose.parse.lines import make_line
 from diagnose.parse.node_hints import drop_node_hints
 from diagnose.parse.parsed_log import FindingGroup, ParsedLog
 from diagnose.parse.rank_census import RankCensus
+from diagnose.parse.recent_stamps import RecentStamps
 from diagnose.parse.record_ranks import read_failure_records
 from diagnose.parse.roles import assign_roles
 from diagnose.parse.runs import keep_last_run
 from diagnose.parse.scanner import Scanner
 from diagnose.parse.sources import masked_name, ordered_sources
 from diagnose.parse.structural import EXAMPLES, STRUCTURAL
-from diagnose.parse.timestamps import YEARLESS, iso_year, parse_timestamp, rebase_log
+from diagnose.parse.timestamps import YEARLESS, iso_year, rebase_log
 from diagnose.parse.wrapped import WrappedMessages
 from diagnose.schema import Event, Finding, LogLine, Redactions
 from diagnose.settings import user_dir
@@ -37,7 +38,6 @@ KEEP_PER_KEY = 3
 KEEP_LATEST = 3
 MAX_EVENTS_PER_KEY = 4
 WINDOW = 3
-LOOKBACK = 200
 YEAR_SEARCH_CHARS = 64 * 1024
 
 
@@ -158,7 +158,8 @@ class LogReader:
             return made[i]
 
         structural = len(self.kinds)
-        for whole, last in self._wrapped.findings(hits, lines, make, index, lambda i, r: self._recent_timestamp(lines, i, r, rank_hint)):
+        stamps = RecentStamps(lines, rank_hint)
+        for whole, last in self._wrapped.findings(hits, lines, make, index, stamps.recent):
             self._finding(whole)  # a message wrapped over lines, read whole (diagnose.parse.wrapped): first of its head line's
             if excerpts:
                 self._excerpt(lines, last, make)
@@ -169,23 +170,12 @@ class LogReader:
                 self._structural(self.kinds[pattern_index], line, line_index, lines, make)
             else:
                 if line.timestamp is None:  # only findings are ordered in time; tracebacks print no clock
-                    line.timestamp = self._recent_timestamp(lines, line_index, line.rank, rank_hint)
+                    line.timestamp = stamps.recent(line_index, line.rank)
                 finding = self.rules.finding(pattern_index - structural, line, order)
                 if finding is not None:
                     self._finding(finding)
             if excerpts:
                 self._excerpt(lines, line_index, make)
-
-    def _recent_timestamp(self, lines: list[str], i: int, rank: int | None, rank_hint: int | None) -> float | None:
-        """The timestamp of the closest earlier line of the same rank (tracebacks print none)."""
-        for j in range(i - 1, max(-1, i - LOOKBACK), -1):
-            text = lines[j]
-            if rank is not None and rank != rank_hint and f"{rank}]" not in text[:40] and f"{rank}:" not in text[:12]:
-                continue
-            stamp = parse_timestamp(text, year=YEARLESS)
-            if stamp is not None:
-                return stamp
-        return None
 
     def _structural(self, kind: str, line: LogLine, i: int, lines: list[str], make: Callable[[int], LogLine]) -> None:
         key = (kind, line.rank, False)
