@@ -89,6 +89,7 @@ class LogReader:
         self._replaced = 0
         self._run_starts: dict[str, list[int]] = defaultdict(list)
         self._reports: dict[str, list[tuple[int, int]]] = defaultdict(list)  # per source: (first, last) line of each report read
+        self._ignored: dict[str, tuple[int, int]] = {}  # per source: (first, last) line of the latest exception Python let go
         self._unwrapper = Unwrapper(redactor.redact_line, self.log.notes)
 
     def read(self, sources: Iterable[Source]) -> ParsedLog:
@@ -199,11 +200,16 @@ class LogReader:
         if self._event_keys.get(key, 0) >= MAX_EVENTS_PER_KEY and kind != "traceback":
             self._event_keys[key] += 1
             return
-        if kind == "traceback" and i > 0 and ignored_exception(lines[i - 1]):
-            return  # no process died of it, and it takes no place among the rank's kept tracebacks
+        ignored = self._ignored.get(line.source, (0, 0))
+        if kind == "error_line" and ignored[0] < line.line <= ignored[1]:
+            return  # the exception line of a traceback Python printed and let go: no process raised it
         if kind == "traceback":
             following = [(j, lines[j]) for j in range(i + 1, min(i + 301, len(lines)))]
-            event: Event = traceback_event(collect_traceback(line, following, lambda j, _text: make(j)))
+            traceback = collect_traceback(line, following, lambda j, _text: make(j))
+            if i > 0 and ignored_exception(lines[i - 1]):  # no process died of it, and it takes no rank's place
+                self._ignored[line.source] = (line.line, traceback[-1].line)
+                return
+            event: Event = traceback_event(traceback)
             # a launcher's report (ChildFailedError) keeps places of its own: it never displaces the workers' latest
             key = (kind, line.rank, bool(LAUNCHER_EXCEPTION.search(event.anchor.text)))
         else:

@@ -663,6 +663,29 @@ def test_an_exception_python_ignored_is_not_what_a_process_died_of(tmp_path: Pat
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("unknown", 0)
 
 
+def test_the_exception_line_of_an_ignored_traceback_is_no_process_s_own(tmp_path: Path) -> None:
+    """A reward function's signal handler raised inside a finalizer (Python printed it and went on); minutes later two
+    ranks time out in one collective: a hang, not the ignored TimeoutError. Its own line (under the frames) is part of
+    the ignored traceback, also when the paste put a blank line between two frames."""
+    for gap in ("", "\n"):
+        text = (
+            "Exception ignored in: <finalize object at 0x7f7d7b9bc920; dead>\n"
+            "Traceback (most recent call last):\n"
+            '  File "/env/lib/python3.12/weakref.py", line 585, in __call__\n'
+            "    def __call__(self, _=None):\n"
+            f"{gap}"
+            '  File "/env/lib/python3.12/site-packages/math_verify/utils.py", line 43, in handler\n'
+            '    raise TimeoutError("Operation timed out!")\n'
+            "TimeoutError: Operation timed out!\n"
+        ) + "".join(
+            f"[rank{r}]:[E516 06:09:16.29566604{r} ProcessGroupNCCL.cpp:629] [Rank {r}] Watchdog caught collective operation "
+            "timeout: WorkNCCL(SeqNum=49296, OpType=_ALLGATHER_BASE, NumelIn=192, NumelOut=576, Timeout(ms)=1800000) ran for "
+            "1800076 milliseconds before timing out.\n"
+            for r in (1, 2)
+        )
+        assert _run(tmp_path, text).root_cause.id == "nccl-timeout-hang", gap
+
+
 CUDNN_PLAN_OOM = (
     "/env/lib/python3.10/site-packages/torch/autograd/graph.py:744: UserWarning: Plan failed with an OutOfMemoryError: "
     "CUDA out of memory. Tried to allocate 780.00 MiB. GPU  (Triggered internally at "
