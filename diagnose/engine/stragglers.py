@@ -18,6 +18,9 @@ others entered the collective when that work began (a dataset ``map``, caching, 
 ``main_process_first`` or a barrier) and waited for it. A process blocked in the collective too stops updating its
 bar, so its last bar shows no such match. Its rank is the one rank that did not time out, else the bar's own prefix,
 else unknown. (Any line that merely repeats below the timeout is no such sign: other ranks' reports repeat too.)
+The report is the first watchdog timeout, with its own ``Timeout(ms)``; without one, the first traceback raised while
+its process waited in a barrier (``WAITING_FRAME``: a ``barrier`` call, a "main process first" block), whose timeout
+is not printed: then it is one of the defaults (``DEFAULT_TIMEOUTS``).
 
 A job that then ran out of its time limit or timed out in a collective ended because of the straggler
 (SLOWNESS_ENDINGS); any other failure stays the root cause, with the straggler as a note.
@@ -25,6 +28,7 @@ A job that then ran out of its time limit or timed out in a collective ended bec
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -33,8 +37,9 @@ from diagnose.engine.captures import captured
 from diagnose.engine.hang_models import world_ranks
 from diagnose.parse.lines import make_line
 from diagnose.parse.parsed_log import ParsedLog
+from diagnose.parse.prefixes import body_of
 from diagnose.parse.progress_bars import bar_elapsed
-from diagnose.schema import Event, Finding
+from diagnose.schema import Event, Finding, LogLine
 
 ENTRY = "straggler-rank"
 RATIO = 1.5
@@ -53,6 +58,17 @@ ALONE_MATCH = 0.05
 """A progress bar's elapsed time within this share of the collective timeout counts as having run for all of it."""
 BAR_LOOKBACK = 20
 """Lines above the first timeout report where the busy process's last progress bar may be."""
+WAITING_FRAME = re.compile(
+    r'File "[^"]+", line \d+, in (?:barrier|main_process_first|local_main_process_first|zero_first|torch_distributed_zero_first)\b'
+    r"|^\s*with \S*\b(?:main_process_first|local_main_process_first|zero_first|torch_distributed_zero_first)\("
+)
+"""A traceback line of a process waiting for the others: a ``dist.barrier`` frame, and the blocks in which every process
+but the main one waits in a barrier while it works alone (transformers' and accelerate's ``main_process_first``,
+axolotl's ``zero_first``, YOLOv5's ``torch_distributed_zero_first``), by their frame or the ``with`` line that entered
+them (all a traceback cut inside the block shows)."""
+DEFAULT_TIMEOUTS = (1800.0, 600.0)
+"""A timeout that is not printed: torch's ``default_pg_timeout`` (also transformers' ``ddp_timeout`` and accelerate's
+default), and ProcessGroupNCCL's own default since torch 2.2."""
 
 
 @dataclass(frozen=True)
@@ -116,31 +132,43 @@ def _timeout_seconds(event: Event) -> float | None:
     return int(value) / 1000 if value.isdigit() else None
 
 
-def _worked_alone(log: ParsedLog) -> Straggler | None:
-    """A progress bar, right above the first collective timeout, that had run for as long as the timeout: its process
-    worked on while the others waited in the collective, else None."""
+def _first_wait(log: ParsedLog) -> tuple[LogLine, tuple[float, ...], list[Event]] | None:
+    """The first report of processes that gave up waiting for another (see the module docstring): (its line, the timeouts
+    it may have had, every such report), else None."""
     watchdogs = [e for e in log.events if e.kind == "watchdog" and _timeout_seconds(e) is not None]
-    if not watchdogs:
+    if watchdogs:
+        first = min(watchdogs, key=lambda e: (e.anchor.source, e.anchor.line))
+        return first.anchor, (_timeout_seconds(first) or 0.0,), watchdogs
+    waits = [e for e in log.events if e.kind == "traceback" and any(WAITING_FRAME.search(body_of(line.text)) for line in e.lines)]
+    if waits:
+        first = min(waits, key=lambda e: (e.anchor.source, e.anchor.line))
+        return first.lines[0], DEFAULT_TIMEOUTS, waits  # its header: a bar it was glued to is on that line
+    return None
+
+
+def _worked_alone(log: ParsedLog) -> Straggler | None:
+    """A progress bar, right above the first report of processes that gave up waiting, that had run for as long as
+    their timeout: its process worked on while the others waited in the collective, else None."""
+    waited = _first_wait(log)
+    if waited is None:
         return None
-    first = min(watchdogs, key=lambda e: (e.anchor.source, e.anchor.line))
-    where, timeout = first.anchor, _timeout_seconds(first) or 0.0
+    where, timeouts, reports = waited
     # the report's own line first: a bar the report was glued to (no newline between them) is the latest
     numbers = range(where.line, max(0, where.line - BAR_LOOKBACK - 1), -1)
     texts = ((n, where.text if n == where.line else log.line_text(where.source, n)) for n in numbers)
     bars = ((n, text, bar_elapsed(text)) for n, text in texts if text is not None)
     found = next(((n, text, seconds) for n, text, seconds in bars if seconds is not None), None)
-    if found is None or abs(found[2] - timeout) > ALONE_MATCH * timeout:
+    timeout = next((t for t in timeouts if found is not None and abs(found[2] - t) <= ALONE_MATCH * t), None)
+    if found is None or timeout is None:
         return None
     number, text, elapsed = found
-    timed_out = sorted({e.rank for e in watchdogs if e.rank is not None})
+    timed_out = sorted({e.rank for e in reports if e.rank is not None})
     silent = sorted(set(world_ranks(log, timed_out)) - set(timed_out)) if timed_out else []
     glued = number == where.line  # the bar and another rank's report on one line: the line's rank is the report's
     line = where if glued else make_line(where.source, number, text)
     rank = silent[0] if len(silent) == 1 else (None if glued else line.rank)
     who = f"rank {rank}" if rank is not None else "a process"
-    alone = (
-        f"{who} was {elapsed:.0f} s into a progress bar when the others' collectives timed out after {timeout:.0f} s: they waited for it"
-    )
+    alone = f"{who} was {elapsed:.0f} s into a progress bar when the others gave up waiting for it after {timeout:.0f} s"
     bar = Finding(entry_id=ENTRY, signature="", role="noise", weight=0.3, rank=rank, order=number, evidence=line)
     return Straggler(rank, 1.0, [bar], measure="", alone=alone)
 

@@ -28,7 +28,7 @@ import re
 from diagnose.engine import checkpoints, memory, numerics
 from diagnose.engine.candidates import Scored, chronological
 from diagnose.engine.duplicate_ranks import apply_duplicate_ranks
-from diagnose.engine.stragglers import apply_straggler
+from diagnose.engine.stragglers import WAITING_FRAME, apply_straggler
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.schema import Finding
 
@@ -46,7 +46,6 @@ _STORE_TIMEOUT = re.compile(
 )
 """A store read that timed out: the waiting rank's report that the root never published the NCCL id in time (a bare "got
 error" is the timeout's older form), a store wait for a key nobody set, c10d's socket warning under either."""
-_BARRIER_FRAME = re.compile(r'File "[^"]+", line \d+, in (?:barrier|main_process_first|local_main_process_first)\b')
 BARRIER_LOOKBACK = 40
 """Lines above the timeout to look for the barrier frame (tracebacks of several ranks interleave)."""
 ONE_RANK = "nan-on-one-rank"
@@ -115,7 +114,7 @@ def shared_memory_or_disk(ranked: list[Scored]) -> list[Scored]:
 
 
 def _in_barrier(log: ParsedLog, finding: Finding) -> bool:
-    return any(_BARRIER_FRAME.search(text) for text in log.lines_above(finding.evidence, BARRIER_LOOKBACK))
+    return any(WAITING_FRAME.search(text) for text in log.lines_above(finding.evidence, BARRIER_LOOKBACK))
 
 
 def late_at_first_barrier(ranked: list[Scored], log: ParsedLog) -> list[Scored]:

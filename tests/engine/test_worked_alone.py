@@ -3,6 +3,8 @@
 The shape is the one real consoles show (a dataset ``map`` or caching on the main process behind
 ``main_process_first``): the main process's tqdm bar is still advancing, and is glued to the watchdog report of the
 rank that waited, when the collective timeout expires. A bar that had run for much less than the timeout is no sign.
+Without a watchdog report, the waiting rank's traceback from inside the barrier (often cut by the paste) is the report,
+and its timeout, not printed, is one of torch's defaults.
 """
 
 from __future__ import annotations
@@ -48,4 +50,34 @@ def test_a_progress_bar_that_ran_as_long_as_the_timeout_names_its_process(
     assert diagnosis.root_cause.id == expected
     if rank is not None:
         assert diagnosis.initiating_rank == rank
-        assert any("into a progress bar when the others' collectives timed out after 1800 s" in note for note in diagnosis.notes)
+        assert any("into a progress bar when the others gave up waiting for it after 1800 s" in note for note in diagnosis.notes)
+
+
+WAITING_TRACEBACK = [
+    "Traceback (most recent call last):",
+    '  File "/w/src/train_bash.py", line 14, in <module>',
+    "    main()",
+    '  File "/w/src/llmtuner/dsets/preprocess.py", line 160, in preprocess_dataset',
+    '    with training_args.main_process_first(desc="dataset map pre-processing"):',
+    '  File "/env/lib/python3.10/contextlib.py", line 135, in __enter__',
+    "    return next(self.gen)",
+]
+
+
+@pytest.mark.parametrize(
+    ("bar", "expected"),
+    [
+        (BAR.format(n=383700, elapsed="29:55"), "straggler-rank"),  # transformers' ddp_timeout, torch's default: 30 min
+        (BAR.format(n=383700, elapsed="10:12"), "straggler-rank"),  # ProcessGroupNCCL's default since torch 2.2: 10 min
+        ("[31:13<7:10:59, 908.45 examples/s]", "straggler-rank"),  # the paste cut the bar's head
+        (BAR.format(n=383700, elapsed="17:02"), "unknown"),  # no default timeout: the bar says nothing
+    ],
+)
+def test_a_rank_that_raised_waiting_for_the_main_process_while_its_bar_ran_as_long_as_a_default_timeout(
+    tmp_path: Path, bar: str, expected: str
+) -> None:
+    """A rank's traceback from inside ``main_process_first`` (cut before its exception), glued to the bar of the main
+    process tokenizing alone: the timeout is not printed, the bar ran as long as a default one."""
+    path = tmp_path / "train.log"
+    path.write_text(bar + "\n".join(WAITING_TRACEBACK) + "\n", encoding="utf-8")
+    assert diagnose([Source("train.log", path)]).diagnosis.root_cause.id == expected
