@@ -151,34 +151,39 @@ def test_interleaved_partial_line_belongs_to_the_rank_whose_prefix_precedes_the_
     assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("cuda-oom", 4)
 
 
-def test_torch_1_9_failure_report_names_its_root_cause_first(tmp_path: Path) -> None:
-    # torch 1.9-1.10 errors/__init__.py _MSG_FORMAT_TEMPLATE: "Root Cause:" then the root record, "Other Failures:" after it
-    report = (
-        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
-        "***************************************\n"
-        "            train.py FAILED            \n"
-        "=======================================\n"
-        "Root Cause:\n"
-        "[0]:\n"
-        "  time: 2021-08-01_12:00:00\n"
-        "  rank: 2 (local_rank: 2)\n"
-        "  exitcode: 1 (pid: 123)\n"
-        "  error_file: <N/A>\n"
-        '  msg: "Process failed with exitcode 1"\n'
-        "=======================================\n"
-        "Other Failures:\n"
-        "[1]:\n"
-        "  time: 2021-08-01_12:00:01\n"
-        "  rank: 0 (local_rank: 0)\n"
-        "  exitcode: 1 (pid: 120)\n"
-        "  error_file: <N/A>\n"
-        '  msg: "Process failed with exitcode 1"\n'
-        "***************************************\n"
-    )
+# torch 1.9-1.10 errors/__init__.py _MSG_FORMAT_TEMPLATE: "Root Cause:" then the root record, "Other Failures:" after it
+TORCH_1_9_REPORT = (
+    "***************************************\n"
+    "            train.py FAILED            \n"
+    "=======================================\n"
+    "Root Cause:\n"
+    "[0]:\n"
+    "  time: 2021-08-01_12:00:00\n"
+    "  rank: 2 (local_rank: 2)\n"
+    "  exitcode: 1 (pid: 123)\n"
+    "  error_file: <N/A>\n"
+    '  msg: "Process failed with exitcode 1"\n'
+    "=======================================\n"
+    "Other Failures:\n"
+    "[1]:\n"
+    "  time: 2021-08-01_12:00:01\n"
+    "  rank: 0 (local_rank: 0)\n"
+    "  exitcode: 1 (pid: 120)\n"
+    "  error_file: <N/A>\n"
+    '  msg: "Process failed with exitcode 1"\n'
+    "***************************************\n"
+)
+
+
+@pytest.mark.parametrize("head", ["torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n", ""])
+def test_torch_1_9_failure_report_names_its_root_cause_first(tmp_path: Path, head: str) -> None:
+    """Read from its ChildFailedError line, or from its own "Root Cause:" when the paste starts below that line."""
     path = tmp_path / "log.txt"
-    path.write_text(report, encoding="utf-8")
-    records = diagnose(resolve_sources([str(path)])).log.failure_records
+    path.write_text(head + TORCH_1_9_REPORT, encoding="utf-8")
+    result = diagnose(resolve_sources([str(path)]))
+    records = result.log.failure_records
     assert [(r["rank"], r["root_cause"], r["pid"]) for r in records] == [("2", "yes", "123"), ("0", "no", "120")]
+    assert result.diagnosis.initiating_rank == 2
 
 
 def test_the_launchers_report_never_displaces_the_workers_last_traceback(tmp_path: Path) -> None:

@@ -21,7 +21,9 @@ _STRUCTURAL: dict[str, str] = {
     "ready_ranks": r"\[ready ranks: \d+[\d, ]*\]",
     "stall_report": r"^(?:Missing|Stalled) ranks:\s*$",
     "child_failed": (
-        r"Root Cause \(first observed failure\):|^Failures:$|ChildFailedError|The first process to do so was:"
+        # torch 1.9-1.10 (errors/__init__.py _MSG_FORMAT_TEMPLATE) headed its root record "Root Cause:" alone: read when the
+        # paste starts below the ChildFailedError line
+        r"Root Cause \(first observed failure\):|^Failures:$|^Root Cause:$|ChildFailedError|The first process to do so was:"
         r"|text_generation_launcher: Shard \d+ (?:failed to start|crashed)"
     ),
     "agent_failed": r"failed \(exitcode: -?\d+\) local_rank: \d+",
@@ -57,7 +59,11 @@ _EXAMPLES: dict[str, list[str]] = {
     ],
     "ready_ranks": ["Stalled ops: HorovodBroadcast_InceptionV3_Logits_Conv2d_1c_1x1_weights_0 [ready ranks: 5, 6, 3, 1, 4, 0]"],
     "stall_report": ["[0]<stderr>:Missing ranks:", "Stalled ranks:"],
-    "child_failed": ["Root Cause (first observed failure):", "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: "],
+    "child_failed": [
+        "Root Cause (first observed failure):",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "Root Cause:",
+    ],
     "agent_failed": [
         "E0204 16:50:01.123000 75 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) "
         "local_rank: 3 (pid: 1236) of binary: /usr/bin/python3"
