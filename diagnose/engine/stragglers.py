@@ -20,7 +20,8 @@ bar, so its last bar shows no such match. Its rank is the one rank that did not 
 else unknown. (Any line that merely repeats below the timeout is no such sign: other ranks' reports repeat too.)
 The report is the first watchdog timeout, with its own ``Timeout(ms)``; without one, the first traceback raised while
 its process waited in a barrier (``WAITING_FRAME``: a ``barrier`` call, a "main process first" block), whose timeout
-is not printed: then it is one of the defaults (``DEFAULT_TIMEOUTS``).
+is not printed: then it is one of the defaults (``DEFAULT_TIMEOUTS``). Only when every process's traceback is such a
+wait: one that raised anywhere else did not merely wait, and its error comes first.
 
 A job that then ran out of its time limit or timed out in a collective ended because of the straggler
 (SLOWNESS_ENDINGS); any other failure stays the root cause, with the straggler as a note.
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from diagnose.engine.candidates import Scored
 from diagnose.engine.captures import captured
 from diagnose.engine.hang_models import world_ranks
+from diagnose.parse.events import LAUNCHER_EXCEPTION
 from diagnose.parse.lines import make_line
 from diagnose.parse.parsed_log import ParsedLog
 from diagnose.parse.prefixes import body_of
@@ -139,8 +141,9 @@ def _first_wait(log: ParsedLog) -> tuple[LogLine, tuple[float, ...], list[Event]
     if watchdogs:
         first = min(watchdogs, key=lambda e: (e.anchor.source, e.anchor.line))
         return first.anchor, (_timeout_seconds(first) or 0.0,), watchdogs
-    waits = [e for e in log.events if e.kind == "traceback" and any(WAITING_FRAME.search(body_of(line.text)) for line in e.lines)]
-    if waits:
+    tracebacks = [e for e in log.events if e.kind == "traceback" and not LAUNCHER_EXCEPTION.search(e.anchor.text)]
+    waits = [e for e in tracebacks if any(WAITING_FRAME.search(body_of(line.text)) for line in e.lines)]
+    if waits and len(waits) == len(tracebacks):  # a process that raised anywhere else did not merely wait
         first = min(waits, key=lambda e: (e.anchor.source, e.anchor.line))
         return first.lines[0], DEFAULT_TIMEOUTS, waits  # its header: a bar it was glued to is on that line
     return None

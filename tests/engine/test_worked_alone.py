@@ -81,3 +81,17 @@ def test_a_rank_that_raised_waiting_for_the_main_process_while_its_bar_ran_as_lo
     path = tmp_path / "train.log"
     path.write_text(bar + "\n".join(WAITING_TRACEBACK) + "\n", encoding="utf-8")
     assert diagnose([Source("train.log", path)]).diagnosis.root_cause.id == expected
+
+
+def test_a_process_that_raised_elsewhere_is_not_hidden_behind_the_bar(tmp_path: Path) -> None:
+    """Another process's own traceback (not a wait in the barrier) beside the waiting one: its error leads, not the bar."""
+    crashed = [
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/w/src/llmtuner/dsets/preprocess.py", line 98, in preprocess_supervised_dataset',
+        '[rank0]:     for query, response in zip(examples["prompt"], examples["response"]):',
+        "[rank0]: KeyError: 'response'",
+    ]
+    path = tmp_path / "train.log"
+    text = BAR.format(n=383700, elapsed="29:55") + "\n".join(WAITING_TRACEBACK) + "\n" + "\n".join(crashed) + "\n"
+    path.write_text(text, encoding="utf-8")
+    assert diagnose([Source("train.log", path)]).diagnosis.root_cause.id == "unknown"
