@@ -183,3 +183,21 @@ def test_a_wrapped_launcher_report_keeps_the_rank_of_the_traceback_it_copied(tmp
     assert any("hard-wrapped at 80 columns" in note for note in diagnosis.notes)
     assert diagnosis.root_cause.id == "cuda-illegal-memory-access"
     assert diagnosis.initiating_rank == 3
+
+
+def test_a_message_continued_on_the_next_record_is_joined_across_the_wrapped_pieces(tmp_path: Path) -> None:
+    """c10d's monitoredBarrier error names the rank it waited for, and its gloo cause follows on the next lines
+    (``diagnose.parse.wrapped`` joins them). Wrapped at 80 columns, the message's pieces read blank under its first line:
+    they neither end the message nor count toward how far it is looked for, so the named rank survives the wrap."""
+    barrier = [
+        "[rank3]: RuntimeError: Rank 3 successfully reached monitoredBarrier, but received errors while waiting for "
+        "send/recv from rank 0. Please check rank 0 logs for faulty rank.",
+        "[rank3]:  Original exception: ",
+        "[rank3]: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:133] Timed out waiting 600000ms for send operation to complete",
+    ]
+    lines = [*[TRAINING.format(r=r, s=s) for s in range(100, 104) for r in range(4)], *barrier]
+    for name, text in (("printed.log", "\n".join(lines) + "\n"), ("wrapped.log", _wrap(lines, 80))):
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        diagnosis = diagnose([path], settings=load_settings()).diagnosis
+        assert (diagnosis.root_cause.id, diagnosis.initiating_rank) == ("nccl-timeout-hang", 0), name

@@ -130,7 +130,7 @@ class LogReader:
         hits = self.scanner.scan(text, lines)
         if hits or self._wrapped.pending:  # a message at the end of the last chunk may go on in this one
             lines = lines if lines is not None else cut_long_lines(text.split("\n"))
-            self._hits(hits, lines, (index, chunk.first_line), where, excerpts=kept is None)
+            self._hits(hits, lines, (index, chunk.first_line), where, excerpts=kept is None, pieces=frozenset(pieces))
         if kept is not None and lines is not None:
             if pieces:
                 self.log.pieces.setdefault(name, set()).update(len(kept) + 1 + j for j in pieces)
@@ -148,6 +148,7 @@ class LogReader:
         where: tuple[str, int | None, str | None],
         *,
         excerpts: bool,
+        pieces: frozenset[int],
     ) -> None:
         """Read the lines of a chunk where patterns matched; ``at`` is (source index, first line number)."""
         (index, first), (name, rank_hint, host_hint) = at, where
@@ -160,7 +161,7 @@ class LogReader:
 
         structural = len(self.kinds)
         stamps = RecentStamps(lines, rank_hint)
-        for whole, last in self._wrapped.findings(hits, lines, make, index, stamps.recent):
+        for whole, last in self._wrapped.findings(hits, lines, make, index, stamps.recent, pieces):
             self._finding(whole)  # a message wrapped over lines, read whole (diagnose.parse.wrapped): first of its head line's
             if excerpts:
                 self._excerpt(lines, last, make)

@@ -83,6 +83,7 @@ class WrappedMessages:
         self.head_kind, self.first_signature = head_kind, first_signature
         self.pending: list[_Message] = []
         """Messages that ran into the end of their chunk still open: continued at the start of the source's next chunk."""
+        self._pieces: frozenset[int] = frozenset()
 
     def findings(
         self,
@@ -91,11 +92,15 @@ class WrappedMessages:
         make: Callable[[int], LogLine],
         source: int,
         recent: Callable[[int, int | None], float | None],
+        pieces: frozenset[int] = frozenset(),
     ) -> list[tuple[Finding, int]]:
         """(finding, index in ``lines`` of its last continuation line) for the chunk the scanner's ``hits`` are of.
 
         ``recent(i, rank)`` is the clock of the closest line before ``lines[i]`` of that rank (a traceback prints none).
+        ``pieces``: the indexes of a hard-wrapped source's continued pieces (``diagnose.parse.hard_wrap``), blank in
+        ``lines`` because the line above them holds them whole: skipped, neither ending a message nor counted.
         """
+        self._pieces = pieces
         carried, self.pending = [m for m in self.pending if m.source == source], []
         heads = [i for i, pattern in hits if pattern == self.head_kind]
         if not heads and not carried:
@@ -123,6 +128,8 @@ class WrappedMessages:
         joined, message.last = len(message.pieces), -1
         chars = sum(map(len, message.pieces))
         for j in range(start, len(lines)):
+            if j in self._pieces:
+                continue
             if message.looked >= LOOKAHEAD or len(message.pieces) >= MAX_CONTINUATION:
                 return len(message.pieces) > joined
             message.looked += 1
