@@ -137,10 +137,10 @@ def _timeout_seconds(event: Event) -> float | None:
 def _first_wait(log: ParsedLog) -> tuple[LogLine, tuple[float, ...], list[Event]] | None:
     """The first report of processes that gave up waiting for another (see the module docstring): (its line, the timeouts
     it may have had, every such report), else None."""
-    watchdogs = [e for e in log.events if e.kind == "watchdog" and _timeout_seconds(e) is not None]
-    if watchdogs:
-        first = min(watchdogs, key=lambda e: (e.anchor.source, e.anchor.line))
-        return first.anchor, (_timeout_seconds(first) or 0.0,), watchdogs
+    timed = [(e, seconds) for e in log.events if e.kind == "watchdog" and (seconds := _timeout_seconds(e)) is not None]
+    if timed:
+        first, seconds = min(timed, key=lambda pair: (pair[0].anchor.source, pair[0].anchor.line))
+        return first.anchor, (seconds,), [e for e, _ in timed]
     tracebacks = [e for e in log.events if e.kind == "traceback" and not LAUNCHER_EXCEPTION.search(e.anchor.text)]
     waits = [e for e in tracebacks if any(WAITING_FRAME.search(body_of(line.text)) for line in e.lines)]
     if waits and len(waits) == len(tracebacks):  # a process that raised anywhere else did not merely wait
@@ -161,10 +161,12 @@ def _worked_alone(log: ParsedLog) -> Straggler | None:
     texts = ((n, where.text if n == where.line else log.line_text(where.source, n)) for n in numbers)
     bars = ((n, text, bar_elapsed(text)) for n, text in texts if text is not None)
     found = next(((n, text, seconds) for n, text, seconds in bars if seconds is not None), None)
-    timeout = next((t for t in timeouts if found is not None and abs(found[2] - t) <= ALONE_MATCH * t), None)
-    if found is None or timeout is None:
+    if found is None:
         return None
     number, text, elapsed = found
+    timeout = next((t for t in timeouts if abs(elapsed - t) <= ALONE_MATCH * t), None)
+    if timeout is None:
+        return None
     timed_out = sorted({e.rank for e in reports if e.rank is not None})
     silent = sorted(set(world_ranks(log, timed_out)) - set(timed_out)) if timed_out else []
     glued = number == where.line  # the bar and another rank's report on one line: the line's rank is the report's
